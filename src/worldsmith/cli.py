@@ -1,0 +1,184 @@
+"""The `worldsmith` command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from worldsmith.config import ConfigError, load_config
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="worldsmith: agentic tool-use data in simulated worlds.")
+console = Console()
+err = Console(stderr=True)
+
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", "-c", help="pipeline.yaml (default: ./pipeline.yaml or $WORLDSMITH_CONFIG)")]
+SetOpt = Annotated[Optional[list[str]], typer.Option("--set", "-s", help="override a config value: KEY.PATH=VALUE (repeatable)")]
+RunOpt = Annotated[Optional[str], typer.Option("--run-id", help="run to create or resume (default: <run.name>-<config hash>)")]
+
+
+def _load(config: Path | None, overrides: list[str] | None):
+    try:
+        return load_config(config, overrides or [])
+    except ConfigError as exc:
+        err.print(f"[red]error:[/red] {exc}", markup=True, highlight=False)
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def synth(
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    run_id: RunOpt = None,
+    stage: Annotated[Optional[list[str]], typer.Option("--stage", help="run only these stages (repeatable)")] = None,
+) -> None:
+    """Run the pipeline end to end (or chosen stages), resuming a run with the same id."""
+    from worldsmith import pipeline
+    from worldsmith.summary import print_summary
+
+    cfg, root = _load(config, set_)
+    try:
+        summary = pipeline.synth(cfg, root, run_id=run_id, stages=stage, log=lambda m: err.print(m, highlight=False))
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/yellow]: finished records are on disk; run the same command again to resume")
+        raise typer.Exit(130) from None
+    print_summary(summary, console)
+
+
+@app.command()
+def serve(
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    engine: Annotated[Optional[str], typer.Option(help="llamacpp | vllm (default: llm.server.engine)")] = None,
+    stop: Annotated[bool, typer.Option("--stop", help="stop the server started by `worldsmith serve`")] = False,
+    status: Annotated[bool, typer.Option("--status", help="say whether a server answers")] = False,
+) -> None:
+    """Start the embedded model server in the background and wait until it is healthy."""
+    from worldsmith.llm.server import ModelServer, ServerError
+    from worldsmith.pipeline import data_dir
+
+    cfg, root = _load(config, set_)
+    if engine and engine not in ("llamacpp", "vllm"):
+        err.print(f"[red]error:[/red] --engine: got {engine!r}, expected llamacpp or vllm")
+        raise typer.Exit(2)
+    server = ModelServer(cfg.llm.server, root, data_dir(cfg, root), engine=engine)
+    if stop:
+        console.print("stopped" if server.stop() else "no server started by worldsmith is running")
+        return
+    if status:
+        if server.healthy():
+            console.print(f"{server.url} answers; models: {', '.join(server.served_models())}; state: {server.state()}")
+        else:
+            console.print(f"nothing answers on {server.url}")
+            raise typer.Exit(1)
+        return
+    try:
+        import time
+
+        t0 = time.monotonic()
+        server.start()
+    except ServerError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(1) from None
+    console.print(f"{server.engine} serving {cfg.llm.server.model} at {server.url} (ready in {time.monotonic() - t0:.1f}s; log {server.log_file}); stop with `worldsmith serve --stop`")
+
+
+@app.command()
+def query(
+    sql: Annotated[str, typer.Argument(help="SQL over the catalog views: tools, agents, tasks, trajectories, verdicts, sft, rejections, smoke, runs")],
+    config: ConfigOpt = None,
+    fmt: Annotated[str, typer.Option("--format", "-f", help="table | csv | json")] = "table",
+    max_width: Annotated[int, typer.Option(help="truncate cells wider than this in table format")] = 80,
+) -> None:
+    """Run SQL on the DuckDB catalog of all runs and print the result."""
+    import duckdb
+
+    from worldsmith.pipeline import data_dir
+    from worldsmith.store import query as run_query
+
+    cfg, root = _load(config, None)
+    try:
+        columns, rows = run_query(data_dir(cfg, root), sql)
+    except duckdb.Error as exc:
+        err.print(f"[red]SQL error:[/red] {exc}", highlight=False)
+        raise typer.Exit(1) from None
+    if fmt == "json":
+        console.print_json(json.dumps([dict(zip(columns, r)) for r in rows], default=str))
+    elif fmt == "csv":
+        import csv
+
+        w = csv.writer(sys.stdout)
+        w.writerow(columns)
+        w.writerows(rows)
+    else:
+        table = Table(show_lines=False)
+        for c in columns:
+            table.add_column(c, overflow="fold")
+        for r in rows:
+            table.add_row(*[_cell(v, max_width) for v in r])
+        console.print(table)
+        console.print(f"{len(rows)} row(s)")
+
+
+def _cell(value, width: int) -> str:
+    text = "NULL" if value is None else str(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@app.command()
+def catalog(config: ConfigOpt = None) -> None:
+    """Refresh the DuckDB catalog and data/views.sql; print their paths."""
+    from worldsmith.pipeline import data_dir
+    from worldsmith.store import VIEWS_FILE, refresh_catalog
+
+    cfg, root = _load(config, None)
+    path = refresh_catalog(data_dir(cfg, root), root)
+    console.print(f"catalog: {path}\nviews for any DuckDB CLI: {path.parent / VIEWS_FILE}")
+
+
+tools_app = typer.Typer(help="The tool repository: crawl, stats.", no_args_is_help=True)
+app.add_typer(tools_app, name="tools")
+
+
+def _print_table(title: str, columns: list[str], rows: list[tuple], max_width: int = 60) -> None:
+    table = Table(title=title, title_justify="left")
+    for c in columns:
+        table.add_column(c, overflow="fold")
+    for r in rows:
+        table.add_row(*[_cell(v, max_width) for v in r])
+    console.print(table)
+
+
+@tools_app.command("stats")
+def tools_stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
+    """Counts by source, category, domain, annotation; rejections; coverage of the bundles."""
+    from worldsmith.pipeline import data_dir
+    from worldsmith.specs.stats import latest_run, tool_stats
+
+    cfg, root = _load(config, None)
+    data = data_dir(cfg, root)
+    run = run_id or latest_run(data)
+    if not run:
+        err.print("no run yet: run `make synth` first")
+        raise typer.Exit(1)
+    console.print(f"run [bold]{run}[/bold]")
+    for title, (columns, rows) in tool_stats(data, run).items():
+        _print_table(title, columns, rows)
+
+
+@app.command("config")
+def show_config(config: ConfigOpt = None, set_: SetOpt = None) -> None:
+    """Validate the config and print it resolved, with its hash."""
+    cfg, _ = _load(config, set_)
+    console.print(f"# config hash: {cfg.config_hash()}")
+    console.print(yaml.safe_dump(cfg.resolved(), sort_keys=False), highlight=False, markup=False)
+
+
+if __name__ == "__main__":
+    app()

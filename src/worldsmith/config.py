@@ -1,0 +1,364 @@
+"""The one configuration: `pipeline.yaml` loaded into pydantic models.
+
+A bad file fails before any work, with one line per problem naming the key path, the value
+and what was expected (`llm.roles.critic.temperature: got "hot", expected a number between
+0 and 2`). CLI overrides (`--set a.b=value`) are applied to the raw document before
+validation, so they are checked exactly like the file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import types
+import typing
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import annotated_types
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+ENV_CONFIG = "WORLDSMITH_CONFIG"
+DEFAULT_CONFIG = "pipeline.yaml"
+EMBEDDED = "embedded"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+Temperature = Annotated[float, Field(ge=0, le=2)]
+Probability = Annotated[float, Field(ge=0, le=1)]
+PositiveInt = Annotated[int, Field(ge=1)]
+NonNegInt = Annotated[int, Field(ge=0)]
+PositiveFloat = Annotated[float, Field(gt=0)]
+
+
+class RunConfig(Strict):
+    name: str = "worldsmith"
+    seed: NonNegInt = 1234
+    data_dir: str = "data"
+    prompts_dir: str = "prompts"
+    tool_specs_dir: str = "tool_specs"
+
+
+class ServerConfig(Strict):
+    """The model server worldsmith starts itself when an endpoint's url is `embedded`."""
+
+    engine: Literal["llamacpp", "vllm"] = "llamacpp"
+    model: str = "smollm2-135m"  # the name the server answers to
+    model_path: str | None = None  # GGUF (llamacpp) or HF folder (vllm); default: the packaged SmolLM2
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=1, le=65535)] = 8010
+    ctx_size: PositiveInt = 16384
+    parallel: PositiveInt = 8
+    threads: NonNegInt = 0  # 0: all cores
+    startup_timeout_s: PositiveFloat = 300
+    vllm_python: str = ".venv-vllm/bin/python"
+    vllm_args: list[str] = Field(default_factory=list)
+    model_cache_dir: str = "~/.cache/worldsmith/models"
+
+
+class EndpointConfig(Strict):
+    """One OpenAI-compatible service: one or more replica URLs behind one model name."""
+
+    urls: list[str] = Field(default_factory=lambda: [EMBEDDED], min_length=1)
+    model: str = "smollm2-135m"
+    api_key: str = "EMPTY"
+    api_key_env: str | None = None
+    max_concurrency: PositiveInt = 8
+    timeout_s: PositiveFloat = 120
+    balance: Literal["least_busy", "round_robin"] = "least_busy"
+
+
+class RetryConfig(Strict):
+    max_attempts: PositiveInt = 5
+    initial_backoff_s: PositiveFloat = 0.5
+    max_backoff_s: PositiveFloat = 30
+
+
+class RoleConfig(Strict):
+    endpoint: str = "local"
+    model: str | None = None  # defaults to the endpoint's model
+    temperature: Temperature = 0.7
+    top_p: Probability = 1.0
+    max_tokens: PositiveInt = 512
+    seed: int | None = None
+    tool_call_mode: Literal["native", "constrained"] = "constrained"
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+
+
+ROLE_NAMES = ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic")
+
+
+class RolesConfig(Strict):
+    tool_evolver: RoleConfig = RoleConfig(temperature=0.9, max_tokens=1024)
+    task_writer: RoleConfig = RoleConfig(temperature=0.8, max_tokens=1024)
+    user_sim: RoleConfig = RoleConfig(temperature=0.7, max_tokens=256)
+    tool_sim: RoleConfig = RoleConfig(temperature=0.3, max_tokens=512)
+    agent: RoleConfig = RoleConfig(temperature=0.7, max_tokens=512)
+    critic: RoleConfig = RoleConfig(temperature=0.0, max_tokens=512)
+
+
+class LLMConfig(Strict):
+    server: ServerConfig = ServerConfig()
+    endpoints: dict[str, EndpointConfig] = Field(default_factory=lambda: {"local": EndpointConfig()})
+    retry: RetryConfig = RetryConfig()
+    roles: RolesConfig = RolesConfig()
+
+    @model_validator(mode="after")
+    def _roles_name_known_endpoints(self) -> LLMConfig:
+        for role in ROLE_NAMES:
+            name = getattr(self.roles, role).endpoint
+            if name not in self.endpoints:
+                raise ValueError(
+                    f"llm.roles.{role}.endpoint: got {name!r}, expected one of the names "
+                    f"under llm.endpoints ({', '.join(sorted(self.endpoints)) or 'none defined'})"
+                )
+        return self
+
+
+class SmokeConfig(Strict):
+    """The smoke stage: one structured record and one tool call, to prove the wiring."""
+
+    enabled: bool = True
+    requests: PositiveInt = 4
+
+
+EVOLUTION_OPERATORS = ("add_constraint", "add_parameter", "specialize", "generalize", "compose", "add_error_modes")
+
+
+class EvolveConfig(Strict):
+    """Hierarchical evolution: categories -> domains -> tools -> evolved variants."""
+
+    enabled: bool = True
+    categories: NonNegInt = 3  # taxonomy categories used (0 = all), taken in file order
+    domains_per_category: PositiveInt = 2
+    tools_per_domain: PositiveInt = 3
+    evolutions_per_tool: NonNegInt = 1
+    operators: list[Literal[EVOLUTION_OPERATORS]] = Field(default_factory=lambda: list(EVOLUTION_OPERATORS), min_length=1)  # type: ignore[valid-type]
+
+
+class BundleConfig(Strict):
+    """Tool bundles sampled from the tool graph: the seeds of agents."""
+
+    count: PositiveInt = 6
+    size_min: PositiveInt = 2
+    size_max: PositiveInt = 4
+    real_ratio: Probability = 0.5  # share of crawled (real) tools in a bundle, where the graph allows
+    distractors: NonNegInt = 1  # tools from other domains added to each bundle
+    walk_restart: Probability = 0.15  # random-walk restart probability
+
+    @model_validator(mode="after")
+    def _sizes(self) -> BundleConfig:
+        if self.size_min > self.size_max:
+            raise ValueError(f"tools.bundles.size_min: got {self.size_min}, expected at most size_max ({self.size_max})")
+        return self
+
+
+class ToolsConfig(Strict):
+    enabled: bool = True
+    snapshot_dir: str = "tool_specs/crawled"  # committed crawl snapshot (make crawl refreshes it)
+    servers_file: str = "tool_specs/servers.yaml"
+    taxonomy_file: str = "tool_specs/taxonomy.yaml"
+    max_real_tools: NonNegInt = 0  # 0 = every tool of the snapshot
+    max_spec_bytes: PositiveInt = 16384
+    near_duplicate_threshold: Probability = 0.8  # MinHash Jaccard over name+description shingles
+    evolve: EvolveConfig = EvolveConfig()
+    bundles: BundleConfig = BundleConfig()
+
+
+class CrawlConfig(Strict):
+    concurrency: PositiveInt = 3
+    timeout_s: PositiveFloat = 60
+    cache_dir: str = "~/.cache/worldsmith/mcp-venvs"
+
+
+class PipelineConfig(Strict):
+    run: RunConfig = RunConfig()
+    llm: LLMConfig = LLMConfig()
+    smoke: SmokeConfig = SmokeConfig()
+    crawl: CrawlConfig = CrawlConfig()
+    tools: ToolsConfig = ToolsConfig()
+
+    def resolved(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+    def config_hash(self) -> str:
+        canonical = json.dumps(self.resolved(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+class ConfigError(ValueError):
+    """A configuration problem; `problems` holds one human line per bad key."""
+
+    def __init__(self, source: str, problems: list[str]):
+        self.source = source
+        self.problems = problems
+        super().__init__(f"invalid configuration in {source}:\n" + "\n".join(f"  - {p}" for p in problems))
+
+
+# ---------------------------------------------------------------------------- loading
+
+
+def load_config(path: str | os.PathLike | None = None, overrides: list[str] | None = None) -> tuple[PipelineConfig, Path]:
+    """Load, override and validate the config; returns it with the project root (the file's folder)."""
+    cfg_path = Path(path or os.environ.get(ENV_CONFIG) or DEFAULT_CONFIG).expanduser()
+    if not cfg_path.exists():
+        raise ConfigError(str(cfg_path), [f"file not found: {cfg_path.resolve()}"])
+    try:
+        raw = yaml.safe_load(cfg_path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(str(cfg_path), [f"not valid YAML: {exc}"]) from None
+    if not isinstance(raw, dict):
+        raise ConfigError(str(cfg_path), [f"top level: got {type(raw).__name__}, expected a mapping of sections"])
+    raw = apply_overrides(raw, overrides or [], source=str(cfg_path))
+    return validate_config(raw, source=str(cfg_path)), cfg_path.resolve().parent
+
+
+def validate_config(raw: dict[str, Any], source: str = "<config>") -> PipelineConfig:
+    try:
+        return PipelineConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(source, [_describe_error(e) for e in exc.errors()]) from None
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str = "<config>") -> dict[str, Any]:
+    """Apply `a.b.c=value` overrides; the value is parsed as YAML (`3`, `true`, `[a, b]`)."""
+    raw = json.loads(json.dumps(raw))  # deep copy of plain data
+    problems = []
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            problems.append(f"--set {item!r}: expected KEY.PATH=VALUE")
+            continue
+        try:
+            value = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError:
+            value = text
+        node = raw
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {} if child is None else child
+            if not isinstance(child, dict):
+                problems.append(f"--set {key}: {part!r} holds a {type(child).__name__}, not a section")
+                break
+            node = child
+        else:
+            node[parts[-1]] = value
+    if problems:
+        raise ConfigError(source, problems)
+    return raw
+
+
+# ------------------------------------------------------------------ error messages
+
+
+def _describe_error(err: dict[str, Any]) -> str:
+    loc = [str(p) for p in err.get("loc", ())]
+    path = ".".join(loc) or "(top level)"
+    value = err.get("input")
+    kind = err.get("type", "")
+    if kind == "extra_forbidden":
+        known = _known_keys(PipelineConfig, loc[:-1])
+        hint = f"; known keys here: {', '.join(known)}" if known else ""
+        return f"{path}: unknown key{hint}"
+    if kind == "missing":
+        return f"{path}: missing, expected {_expected(PipelineConfig, loc) or 'a value'}"
+    if kind == "value_error":
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        return msg if ":" in msg.split(" ")[0] else f"{path}: {msg}"
+    expected = _expected(PipelineConfig, loc) or err.get("msg", "a valid value")
+    return f"{path}: got {_show(value)}, expected {expected}"
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value)
+    text = json.dumps(value, default=str)
+    return text if len(text) < 80 else text[:77] + "..."
+
+
+def _field_for(model: type[BaseModel], loc: list[str]):
+    """Walk `loc` through the model tree; returns (annotation, metadata) of the last field."""
+    annotation: Any = model
+    metadata: list[Any] = []
+    for part in loc:
+        annotation = _unwrap_optional(annotation)
+        origin = typing.get_origin(annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            field = annotation.model_fields.get(part)
+            if field is None:
+                return None, []
+            annotation, metadata = field.annotation, list(field.metadata)
+        elif origin is dict:
+            annotation, metadata = typing.get_args(annotation)[1], []
+        elif origin is list:
+            annotation, metadata = typing.get_args(annotation)[0], []
+        else:
+            return None, []
+        if typing.get_origin(annotation) is Annotated:
+            base, *extra = typing.get_args(annotation)
+            annotation = base
+            for item in extra:
+                metadata.extend(getattr(item, "metadata", [item]))
+    return annotation, metadata
+
+
+def _unwrap_optional(annotation: Any) -> Any:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def _known_keys(model: type[BaseModel], loc: list[str]) -> list[str]:
+    annotation, _ = _field_for(model, loc) if loc else (model, [])
+    annotation = _unwrap_optional(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return list(annotation.model_fields)
+    return []
+
+
+def _expected(model: type[BaseModel], loc: list[str]) -> str | None:
+    annotation, metadata = _field_for(model, loc)
+    if annotation is None:
+        return None
+    optional = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    annotation = _unwrap_optional(annotation)
+    bounds = {}
+    for m in metadata:
+        for name in ("ge", "gt", "le", "lt", "min_length"):
+            if getattr(m, name, None) is not None and isinstance(m, annotated_types.BaseMetadata):
+                bounds[name] = getattr(m, name)
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return "one of " + ", ".join(json.dumps(a) for a in typing.get_args(annotation))
+    if annotation is bool:
+        return "true or false"
+    if annotation in (int, float):
+        noun = "an integer" if annotation is int else "a number"
+        low = bounds.get("ge", bounds.get("gt"))
+        high = bounds.get("le", bounds.get("lt"))
+        if low is not None and high is not None:
+            text = f"{noun} between {low:g} and {high:g}"
+        elif low is not None:
+            text = f"{noun} {'>=' if 'ge' in bounds else '>'} {low:g}"
+        elif high is not None:
+            text = f"{noun} {'<=' if 'le' in bounds else '<'} {high:g}"
+        else:
+            text = noun
+        return text + (" or null" if optional else "")
+    if annotation is str:
+        return "a string" + (" or null" if optional else "")
+    if origin is list:
+        size = f" with at least {bounds['min_length']} item(s)" if "min_length" in bounds else ""
+        return f"a list{size}"
+    if origin is dict or (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+        return "a mapping"
+    return None

@@ -1,0 +1,33 @@
+"""What every stage is handed: the config, the run's store, prompts, and a client factory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from worldsmith.config import PipelineConfig
+from worldsmith.llm import LLMClient, Prompts, UsageMeter
+from worldsmith.store import RunStore
+
+
+@dataclass
+class RunContext:
+    cfg: PipelineConfig
+    root: Path  # project root: relative paths in the config are taken from here
+    run_id: str
+    store: RunStore
+    prompts: Prompts
+    embedded_url: str | None = None
+    usage: UsageMeter = field(default_factory=UsageMeter)
+
+    @property
+    def seed(self) -> int:
+        return self.cfg.run.seed
+
+    def path(self, value: str) -> Path:
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else self.root / p
+
+    def client(self) -> LLMClient:
+        """A client for one event loop (stages run their own asyncio loop)."""
+        return LLMClient(self.cfg.llm, embedded_url=self.embedded_url, usage=self.usage)

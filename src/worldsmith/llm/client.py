@@ -1,0 +1,429 @@
+"""The one way worldsmith talks to a model: an async client over OpenAI-compatible servers.
+
+- Roles (`agent`, `critic`, ...) name an endpoint and sampling settings in pipeline.yaml.
+- An endpoint has one or more replica URLs; each URL has its own concurrency bound and
+  requests go to the least busy one (or round robin).
+- Connection errors, timeouts, 429 and 5xx are retried with exponential backoff and jitter
+  (tenacity); a call that still fails returns an `LLMResult` with `ok=False` and the
+  reason, which the caller records. Nothing raises for a model's bad answer.
+- Structured output asks the server for JSON matching a JSON Schema (`response_format`
+  json_schema, which vLLM and llama.cpp both enforce); the reply is validated with
+  `jsonschema` and a parse or schema failure keeps the raw text.
+- Tool calls come from the server (`native`) or from schema-constrained JSON turned into
+  standard OpenAI `tool_calls` (`constrained`), the same on every engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import jsonschema
+import openai
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+from worldsmith.config import EMBEDDED, EndpointConfig, LLMConfig, RoleConfig
+from worldsmith.records import content_id
+
+RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+
+
+@dataclass
+class LLMResult:
+    ok: bool
+    role: str
+    model: str
+    endpoint: str
+    content: str | None = None  # reply text (or the raw JSON text of a structured reply)
+    data: Any = None  # parsed JSON for structured calls
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # OpenAI format
+    error: str | None = None  # why it failed, for the record
+    error_kind: str | None = None  # timeout | connection | http | parse | schema | empty
+    raw: str | None = None  # the model's text when it could not be used
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    attempts: int = 0
+    fallback: str | None = None  # set when a native turn had to be redone constrained
+
+    def message(self) -> dict[str, Any]:
+        """The assistant message in OpenAI chat format."""
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content if not self.tool_calls else (self.content or None)}
+        if self.tool_calls:
+            msg["tool_calls"] = self.tool_calls
+        return msg
+
+
+@dataclass
+class RoleUsage:
+    calls: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    failures_by_kind: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+
+class UsageMeter:
+    """Token usage and latency per role, saved with each run."""
+
+    def __init__(self) -> None:
+        self.by_role: dict[str, RoleUsage] = defaultdict(RoleUsage)
+
+    def add(self, result: LLMResult) -> None:
+        usage = self.by_role[result.role]
+        usage.calls += 1
+        usage.prompt_tokens += result.prompt_tokens
+        usage.completion_tokens += result.completion_tokens
+        usage.latency_s += result.latency_s
+        if not result.ok:
+            usage.failures += 1
+            usage.failures_by_kind[result.error_kind or "unknown"] += 1
+
+    def snapshot(self) -> dict[str, Any]:
+        out = {}
+        for role, u in sorted(self.by_role.items()):
+            d = {k: getattr(u, k) for k in ("calls", "failures", "prompt_tokens", "completion_tokens")}
+            d["latency_s"] = round(u.latency_s, 3)
+            d["failures_by_kind"] = dict(u.failures_by_kind)
+            d["mean_latency_s"] = round(u.latency_s / u.calls, 4) if u.calls else 0.0
+            out[role] = d
+        return out
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(u.completion_tokens for u in self.by_role.values())
+
+
+class _Replica:
+    def __init__(self, url: str, cfg: EndpointConfig):
+        api_key = os.environ.get(cfg.api_key_env, cfg.api_key) if cfg.api_key_env else cfg.api_key
+        self.url = url
+        self.in_flight = 0
+        self.semaphore = asyncio.Semaphore(cfg.max_concurrency)
+        self.client = openai.AsyncOpenAI(
+            base_url=url,
+            api_key=api_key,
+            timeout=cfg.timeout_s,
+            max_retries=0,  # retries are ours: one policy, counted
+            http_client=httpx.AsyncClient(
+                timeout=cfg.timeout_s,
+                limits=httpx.Limits(max_connections=cfg.max_concurrency * 2, max_keepalive_connections=cfg.max_concurrency),
+            ),
+        )
+
+
+class _Endpoint:
+    def __init__(self, name: str, cfg: EndpointConfig, embedded_url: str | None):
+        self.name = name
+        self.cfg = cfg
+        urls = [embedded_url if u == EMBEDDED else u for u in cfg.urls]
+        if any(u is None for u in urls):
+            raise ValueError(f"endpoint {name!r} uses the embedded server, but none is running")
+        self.replicas = [_Replica(u.rstrip("/"), cfg) for u in urls]
+        self._cycle = itertools.cycle(range(len(self.replicas)))
+
+    def pick(self) -> _Replica:
+        if self.cfg.balance == "round_robin" or len(self.replicas) == 1:
+            return self.replicas[next(self._cycle)]
+        return min(self.replicas, key=lambda r: r.in_flight)
+
+
+class _Retryable(Exception):
+    def __init__(self, kind: str, reason: str):
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+def _classify(exc: Exception) -> tuple[str, str, bool]:
+    """(kind, reason, retryable) for an exception from the openai client."""
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout", f"timeout: no answer within the per-call limit ({exc.__class__.__name__})", True
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection", f"connection error: {exc.__cause__ or exc}", True
+    if isinstance(exc, openai.APIStatusError):
+        body = exc.response.text[:300] if exc.response is not None else ""
+        return "http", f"HTTP {exc.status_code}: {body}", exc.status_code in RETRYABLE_STATUS
+    return "error", f"{exc.__class__.__name__}: {exc}", False
+
+
+class LLMClient:
+    def __init__(self, cfg: LLMConfig, embedded_url: str | None = None, usage: UsageMeter | None = None):
+        self.cfg = cfg
+        self.endpoints = {name: _Endpoint(name, ep, embedded_url) for name, ep in cfg.endpoints.items()}
+        self.usage = usage if usage is not None else UsageMeter()
+
+    async def aclose(self) -> None:
+        for ep in self.endpoints.values():
+            for r in ep.replicas:
+                await r.client.close()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+    def role(self, name: str) -> RoleConfig:
+        return getattr(self.cfg.roles, name)
+
+    def model_for(self, role: str) -> str:
+        rc = self.role(role)
+        return rc.model or self.cfg.endpoints[rc.endpoint].model
+
+    # -------------------------------------------------------------- raw call
+    async def chat(
+        self,
+        role: str,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | None = None,
+        response_format: dict[str, Any] | None = None,
+        seed: int | None = None,
+        **sampling: Any,
+    ) -> LLMResult:
+        """One chat completion with retries. Never raises for a failed call."""
+        rc = self.role(role)
+        endpoint = self.endpoints[rc.endpoint]
+        model = self.model_for(role)
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": messages,
+            "temperature": rc.temperature,
+            "top_p": rc.top_p,
+            "max_tokens": rc.max_tokens,
+        }
+        if rc.seed is not None or seed is not None:
+            kwargs["seed"] = seed if seed is not None else rc.seed
+        if tools:
+            kwargs["tools"] = tools
+            if tool_choice:
+                kwargs["tool_choice"] = tool_choice
+        if response_format:
+            kwargs["response_format"] = response_format
+        if rc.extra_body:
+            kwargs["extra_body"] = dict(rc.extra_body)
+        kwargs.update(sampling)
+
+        result = LLMResult(ok=False, role=role, model=model, endpoint=endpoint.name)
+        started = time.perf_counter()
+        retry = self.cfg.retry
+        try:
+            async for attempt in AsyncRetrying(
+                stop=stop_after_attempt(retry.max_attempts),
+                wait=wait_random_exponential(multiplier=retry.initial_backoff_s, max=retry.max_backoff_s),
+                retry=retry_if_exception(lambda e: isinstance(e, _Retryable)),
+                reraise=True,
+            ):
+                with attempt:
+                    result.attempts += 1
+                    await self._once(endpoint, kwargs, result)
+        except _Retryable as exc:
+            result.error_kind, result.error = exc.kind, f"{exc.reason} (after {result.attempts} attempts)"
+        except _Final as exc:
+            result.error_kind, result.error = exc.kind, exc.reason
+        result.latency_s = time.perf_counter() - started
+        self.usage.add(result)
+        return result
+
+    async def _once(self, endpoint: _Endpoint, kwargs: dict[str, Any], result: LLMResult) -> None:
+        replica = endpoint.pick()
+        replica.in_flight += 1
+        try:
+            async with replica.semaphore:
+                response = await replica.client.chat.completions.create(**kwargs)
+        except Exception as exc:  # classified, never lost
+            kind, reason, retryable = _classify(exc)
+            if retryable:
+                raise _Retryable(kind, f"{replica.url}: {reason}") from exc
+            raise _Final(kind, f"{replica.url}: {reason}") from exc
+        finally:
+            replica.in_flight -= 1
+        if response.usage:
+            result.prompt_tokens += response.usage.prompt_tokens or 0
+            result.completion_tokens += response.usage.completion_tokens or 0
+        if not response.choices:
+            raise _Final("empty", "the server returned no choices")
+        choice = response.choices[0]
+        result.finish_reason = choice.finish_reason
+        result.content = choice.message.content
+        result.tool_calls = [tc.model_dump(mode="json") for tc in (choice.message.tool_calls or [])]
+        result.ok = True
+
+    # ------------------------------------------------------- structured output
+    async def structured(
+        self,
+        role: str,
+        messages: list[dict[str, Any]],
+        schema: dict[str, Any],
+        name: str = "record",
+        *,
+        seed: int | None = None,
+        **sampling: Any,
+    ) -> LLMResult:
+        """Ask for JSON matching `schema`; `data` holds it when `ok`. A bad reply keeps `raw`."""
+        response_format = {"type": "json_schema", "json_schema": {"name": name, "schema": grammar_schema(schema), "strict": True}}
+        result = await self.chat(role, messages, response_format=response_format, seed=seed, **sampling)
+        if result.ok:
+            parse_structured(result, schema)
+            if not result.ok:  # the meter counted it as a success; correct that
+                usage = self.usage.by_role[role]
+                usage.failures += 1
+                usage.failures_by_kind[result.error_kind or "parse"] += 1
+        return result
+
+    # ------------------------------------------------------------ tool calls
+    async def tool_step(
+        self,
+        role: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        *,
+        mode: str | None = None,
+        require_tool: bool = False,
+        seed: int | None = None,
+        **sampling: Any,
+    ) -> LLMResult:
+        """One assistant turn that may call tools, in the role's tool-call mode.
+
+        `require_tool` forces a call: `tool_choice="required"` natively, or a schema with
+        only the tool-call branch in constrained mode (llama.cpp ignores "required").
+        """
+        mode = mode or self.role(role).tool_call_mode
+        if mode == "native":
+            result = await self.chat(
+                role, messages, tools=tools, tool_choice="required" if require_tool else "auto", seed=seed, **sampling
+            )
+            if not (require_tool and result.ok and not result.tool_calls):
+                return result
+            # the server ignored tool_choice="required" (llama.cpp does): redo it constrained
+            redo = await self.tool_step(role, messages, tools, mode="constrained", require_tool=True, seed=seed, **sampling)
+            redo.fallback = "constrained"
+            redo.prompt_tokens += result.prompt_tokens
+            redo.completion_tokens += result.completion_tokens
+            return redo
+        schema = constrained_turn_schema(tools, require_tool=require_tool)
+        response_format = {"type": "json_schema", "json_schema": {"name": "assistant_turn", "schema": grammar_schema(schema)}}
+        # tools are still passed (tool_choice none) so the chat template renders them
+        result = await self.chat(
+            role, messages, tools=tools, tool_choice="none", response_format=response_format, seed=seed, **sampling
+        )
+        if result.ok:
+            parse_constrained_turn(result, schema)
+            if not result.ok:
+                usage = self.usage.by_role[role]
+                usage.failures += 1
+                usage.failures_by_kind[result.error_kind or "parse"] += 1
+        return result
+
+
+class _Final(Exception):
+    def __init__(self, kind: str, reason: str):
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+# ------------------------------------------------------------------ helpers
+
+# Keywords the server-side grammar leaves out. llama.cpp compiles string length bounds and
+# regex patterns into grammar rules that made sampling >10x slower here (a 4-tool request
+# timed out at 120 s with them, finished in 65 s without). The reply is still validated
+# against the full schema in this client, so nothing that violates them is accepted.
+GRAMMAR_DROPPED_KEYS = frozenset({"minLength", "maxLength", "pattern", "format"})
+
+
+def grammar_schema(schema: Any) -> Any:
+    """The schema sent to the server for constrained decoding (see GRAMMAR_DROPPED_KEYS)."""
+    if isinstance(schema, dict):
+        return {
+            k: (grammar_schema(v) if k not in ("properties", "$defs", "definitions") else {n: grammar_schema(s) for n, s in v.items()})
+            for k, v in schema.items()
+            if k not in GRAMMAR_DROPPED_KEYS
+        }
+    if isinstance(schema, list):
+        return [grammar_schema(x) for x in schema]
+    return schema
+
+
+
+def parse_structured(result: LLMResult, schema: dict[str, Any]) -> None:
+    """Parse and validate `result.content` in place; a failure keeps the raw text."""
+    text = result.content or ""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        result.ok, result.error_kind, result.raw = False, "parse", text
+        result.error = f"reply is not JSON: {exc.msg} at char {exc.pos}" + (
+            f" (finish_reason={result.finish_reason})" if result.finish_reason == "length" else ""
+        )
+        return
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        result.ok, result.error_kind, result.raw = False, "schema", text
+        result.error = f"reply does not match the schema at {where}: {error.message[:300]}"
+        return
+    result.data = data
+
+
+def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool) -> dict[str, Any]:
+    """JSON Schema of one assistant turn: a text reply, or calls to the given tools."""
+    calls = []
+    for tool in tools:
+        fn = tool["function"]
+        params = fn.get("parameters") or {"type": "object", "properties": {}}
+        calls.append(
+            {
+                "type": "object",
+                "properties": {"name": {"const": fn["name"]}, "arguments": params},
+                "required": ["name", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    tool_branch = {
+        "type": "object",
+        "properties": {"tool_calls": {"type": "array", "minItems": 1, "maxItems": 4, "items": {"anyOf": calls}}},
+        "required": ["tool_calls"],
+        "additionalProperties": False,
+    }
+    if require_tool:
+        return tool_branch
+    reply_branch = {
+        "type": "object",
+        "properties": {"content": {"type": "string", "minLength": 1}},
+        "required": ["content"],
+        "additionalProperties": False,
+    }
+    return {"anyOf": [reply_branch, tool_branch]}
+
+
+def parse_constrained_turn(result: LLMResult, schema: dict[str, Any]) -> None:
+    """Turn a constrained JSON reply into standard OpenAI content / tool_calls in place."""
+    parse_structured(result, schema)
+    if not result.ok:
+        return
+    data = result.data
+    if "tool_calls" in data:
+        result.tool_calls = [
+            {
+                "id": "call_" + content_id(result.content, i)[:12],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": json.dumps(call["arguments"], ensure_ascii=False)},
+            }
+            for i, call in enumerate(data["tool_calls"])
+        ]
+        result.content = None
+    else:
+        result.content = data["content"]
+        result.tool_calls = []

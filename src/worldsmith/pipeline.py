@@ -1,0 +1,153 @@
+"""Runs the stages in order over one run store. The CLI and the Prefect flows are its faces.
+
+A run id defaults to `<run.name>-<config hash>`: running the same config again resumes
+the same run (finished records are skipped), a changed config starts a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from worldsmith import smoke
+from worldsmith.specs import stage as specs_stage
+from worldsmith.config import EMBEDDED, PipelineConfig
+from worldsmith.context import RunContext
+from worldsmith.llm import Prompts
+from worldsmith.llm.server import embedded_server
+from worldsmith.store import RunStore, refresh_catalog
+
+# name -> function(ctx) -> counts; in pipeline order
+STAGES: dict[str, Callable[[RunContext], dict[str, Any]]] = {
+    "smoke": smoke.run_sync,
+    "tools": specs_stage.run_tools,
+    "bundles": specs_stage.run_bundles,
+}
+
+
+def default_run_id(cfg: PipelineConfig) -> str:
+    return f"{cfg.run.name}-{cfg.config_hash()}"
+
+
+def data_dir(cfg: PipelineConfig, root: Path) -> Path:
+    p = Path(cfg.run.data_dir).expanduser()
+    return p if p.is_absolute() else root / p
+
+
+# the config section whose `enabled` switches a stage
+STAGE_SECTIONS = {"smoke": "smoke", "tools": "tools", "bundles": "tools"}
+
+
+def enabled_stages(cfg: PipelineConfig) -> list[str]:
+    return [name for name in STAGES if getattr(getattr(cfg, STAGE_SECTIONS.get(name, name), None), "enabled", True)]
+
+
+def open_run(cfg: PipelineConfig, root: Path, run_id: str | None = None, embedded_url: str | None = None) -> RunContext:
+    run_id = run_id or default_run_id(cfg)
+    store = RunStore(data_dir(cfg, root), run_id)
+    info = store.read_info()
+    store.write_info(
+        config=cfg.resolved(),
+        config_hash=cfg.config_hash(),
+        started_at=info.get("started_at") or datetime.now(UTC).isoformat(),
+        status="running",
+        attempts=info.get("attempts", 0) + 1,
+    )
+    (store.root / "config.yaml").write_text(yaml.safe_dump(cfg.resolved(), sort_keys=False))
+    prompts = Prompts(_resolve(root, cfg.run.prompts_dir))
+    return RunContext(cfg=cfg, root=root, run_id=run_id, store=store, prompts=prompts, embedded_url=embedded_url)
+
+
+def uses_embedded(cfg: PipelineConfig) -> bool:
+    return any(EMBEDDED in ep.urls for ep in cfg.llm.endpoints.values())
+
+
+@contextlib.contextmanager
+def model_server(cfg: PipelineConfig, root: Path, log: Callable[[str], Any] = print) -> Iterator[str | None]:
+    """The embedded server's URL when the config uses one (started and stopped as needed)."""
+    if not uses_embedded(cfg):
+        yield None
+        return
+    with embedded_server(cfg.llm.server, root, data_dir(cfg, root), log=log) as url:
+        yield url
+
+
+@dataclass
+class StageResult:
+    name: str
+    counts: dict[str, Any]
+    seconds: float
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    status: str
+    stages: list[StageResult] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    catalog: Path | None = None
+    error: str | None = None
+
+
+def run_stage(ctx: RunContext, name: str) -> StageResult:
+    t0 = time.monotonic()
+    counts = STAGES[name](ctx)
+    result = StageResult(name, counts, time.monotonic() - t0)
+    stages = ctx.store.read_info().get("stages", {})
+    stages[name] = {"counts": counts, "seconds": round(result.seconds, 2), "finished_at": datetime.now(UTC).isoformat()}
+    ctx.store.write_info(stages=stages, usage=ctx.usage.snapshot())
+    refresh_catalog(ctx.store.data_dir, ctx.root)
+    return result
+
+
+def finish_run(ctx: RunContext, status: str, error: str | None = None) -> Path:
+    ctx.store.write_info(status=status, finished_at=datetime.now(UTC).isoformat(), usage=ctx.usage.snapshot(), error=error)
+    return refresh_catalog(ctx.store.data_dir, ctx.root)
+
+
+def synth(
+    cfg: PipelineConfig,
+    root: Path,
+    run_id: str | None = None,
+    stages: list[str] | None = None,
+    log: Callable[[str], Any] = print,
+) -> RunSummary:
+    """Run the enabled stages end to end; Ctrl-C or a crash leaves every finished record on disk."""
+    names = stages or enabled_stages(cfg)
+    unknown = [n for n in names if n not in STAGES]
+    if unknown:
+        raise ValueError(f"unknown stage(s) {unknown}; known: {list(STAGES)}")
+    t0 = time.monotonic()
+    with model_server(cfg, root, log=log) as url:
+        ctx = open_run(cfg, root, run_id, embedded_url=url)
+        summary = RunSummary(run_id=ctx.run_id, status="running")
+        log(f"run {ctx.run_id}: stages {', '.join(names)} -> {ctx.store.root}")
+        try:
+            for name in names:
+                summary.stages.append(run_stage(ctx, name))
+        except KeyboardInterrupt:
+            summary.status, summary.error = "interrupted", "interrupted by the user; re-run to resume"
+            finish_run(ctx, summary.status, summary.error)
+            raise
+        except Exception as exc:
+            summary.status, summary.error = "failed", f"{exc.__class__.__name__}: {exc}"
+            finish_run(ctx, summary.status, summary.error)
+            raise
+        summary.status = "finished"
+        summary.catalog = finish_run(ctx, "finished")
+        summary.usage = ctx.usage.snapshot()
+        summary.seconds = time.monotonic() - t0
+        return summary
+
+
+def _resolve(root: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else root / p

@@ -1,0 +1,303 @@
+"""The records that pass between stages, defined once (see DESIGN.md).
+
+Parquet columns mirror the fields. Fields whose shape varies (JSON Schemas, world states,
+messages, rubric criteria) are stored as JSON text columns, listed in `json_fields`, and
+queried with DuckDB's JSON functions. Every record has a stable id (`id_field`), so the
+store can make a second write of the same record a no-op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import typing
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Literal
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def content_id(*parts: Any, prefix: str = "") -> str:
+    """A stable id: sha256 of the canonical JSON of `parts`, 16 hex chars."""
+    canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return prefix + hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+class Record(BaseModel):
+    """Base of every stored record."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    stage: ClassVar[str]  # the store folder / catalog view name
+    id_field: ClassVar[str]
+    json_fields: ClassVar[frozenset[str]] = frozenset()
+
+    @property
+    def record_id(self) -> str:
+        return getattr(self, self.id_field)
+
+    def to_row(self) -> dict[str, Any]:
+        row = self.model_dump(mode="python")
+        for name in self.json_fields:
+            row[name] = json.dumps(row[name], sort_keys=False, ensure_ascii=False, default=str)
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]):
+        data = dict(row)
+        for name in cls.json_fields:
+            if isinstance(data.get(name), str):
+                data[name] = json.loads(data[name])
+        return cls.model_validate({k: v for k, v in data.items() if k in cls.model_fields})
+
+    @classmethod
+    def arrow_schema(cls) -> pa.Schema:
+        return pa.schema([pa.field(name, _arrow_type(cls, name, f.annotation)) for name, f in cls.model_fields.items()])
+
+
+def _arrow_type(cls: type[Record], name: str, annotation: Any) -> pa.DataType:
+    if name in cls.json_fields:
+        return pa.string()
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, getattr(__import__("types"), "UnionType")) and len(args) == 1:
+        annotation = args[0]
+    origin = typing.get_origin(annotation)
+    if origin is Literal or annotation is str:
+        return pa.string()
+    if annotation is bool:
+        return pa.bool_()
+    if annotation is int:
+        return pa.int64()
+    if annotation is float:
+        return pa.float64()
+    if annotation is datetime:
+        return pa.timestamp("us", tz="UTC")
+    if origin is list and typing.get_args(annotation)[0] is str:
+        return pa.list_(pa.string())
+    raise TypeError(f"{cls.__name__}.{name}: no column type for {annotation!r}; add it to json_fields")
+
+
+# --------------------------------------------------------------------------- tools
+
+
+class ToolAnnotations(BaseModel):
+    """MCP tool hints."""
+
+    model_config = ConfigDict(extra="allow")
+    readOnlyHint: bool | None = None
+    destructiveHint: bool | None = None
+    idempotentHint: bool | None = None
+    openWorldHint: bool | None = None
+    title: str | None = None
+
+
+class ToolSpec(Record):
+    stage: ClassVar[str] = "tools"
+    id_field: ClassVar[str] = "tool_id"
+    json_fields: ClassVar[frozenset[str]] = frozenset({"input_schema", "output_schema", "annotations", "extra"})
+
+    tool_id: str
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] = Field(default_factory=dict)
+    source: Literal["mcp", "evolved", "seed"]
+    server: str | None = None
+    category: str | None = None
+    domain: str | None = None
+    parent_id: str | None = None
+    operator: str | None = None  # evolution operator that made it from parent_id
+    extra: dict[str, Any] = Field(default_factory=dict)  # provenance: package version, protocol, entities ...
+    created_at: datetime = Field(default_factory=utcnow)
+
+    @staticmethod
+    def make_id(name: str, description: str, input_schema: dict, output_schema: dict | None, server: str | None) -> str:
+        return content_id(name, description, input_schema, output_schema, server, prefix="tool_")
+
+
+class Rejection(Record):
+    """Anything a stage refused, with its reason: nothing is dropped without one."""
+
+    stage: ClassVar[str] = "rejections"
+    id_field: ClassVar[str] = "rejection_id"
+    json_fields: ClassVar[frozenset[str]] = frozenset({"payload"})
+
+    rejection_id: str
+    kind: str  # what was rejected: tool_spec, task, trajectory, llm_output, server ...
+    subject: str  # its name or id
+    reason: str  # short machine-groupable code, e.g. invalid_schema, parse_error
+    detail: str
+    payload: Any = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Domain(Record):
+    """An application domain proposed inside a taxonomy category (the evolve stage's first level)."""
+
+    stage: ClassVar[str] = "domains"
+    id_field: ClassVar[str] = "domain_id"
+
+    domain_id: str
+    category: str
+    name: str
+    description: str
+    entities: list[str]  # world entities its tools read or change (accounts, orders, ...)
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Bundle(Record):
+    """A coherent tool set drawn from the tool graph, the seed of one agent."""
+
+    stage: ClassVar[str] = "bundles"
+    id_field: ClassVar[str] = "bundle_id"
+
+    bundle_id: str
+    tool_ids: list[str]  # the core tools, in a stable order
+    distractor_ids: list[str]  # tools from other domains, added to test tool choice
+    domain: str
+    sources: list[str]  # source of each core tool (mcp / evolved / seed)
+    seed: int
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+# ------------------------------------------------------------------- agents and tasks
+
+
+class Agent(Record):
+    stage: ClassVar[str] = "agents"
+    id_field: ClassVar[str] = "agent_id"
+
+    agent_id: str
+    system_prompt: str
+    tool_ids: list[str]
+    domain: str
+    style: str
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+CriterionKind = Literal["state", "call", "answer", "judge"]
+StateOp = Literal["equals", "not_equals", "exists", "absent", "contains", "gte", "lte"]
+
+
+class Criterion(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    criterion_id: str
+    kind: CriterionKind
+    description: str
+    # state
+    pointer: str | None = None
+    op: StateOp | None = None
+    value: Any = None
+    # call
+    tool: str | None = None
+    must: bool = True
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    order: int | None = None
+    # answer
+    contains: list[str] = Field(default_factory=list)
+
+
+class Rubric(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    criteria: list[Criterion]
+    expected_tool_pattern: list[str] = Field(default_factory=list)
+    checkpoints: list[str] = Field(default_factory=list)
+
+
+class Task(Record):
+    stage: ClassVar[str] = "tasks"
+    id_field: ClassVar[str] = "task_id"
+    json_fields: ClassVar[frozenset[str]] = frozenset({"user_persona", "user_goal", "initial_state", "rubric"})
+
+    task_id: str
+    agent_id: str
+    difficulty: str
+    user_persona: dict[str, Any]
+    user_goal: dict[str, Any]
+    initial_state: dict[str, Any]
+    rubric: Rubric
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+# ------------------------------------------------------------------ trajectories
+
+
+class Trajectory(Record):
+    stage: ClassVar[str] = "trajectories"
+    id_field: ClassVar[str] = "trajectory_id"
+    json_fields: ClassVar[frozenset[str]] = frozenset({"messages", "world_states", "faults", "usage"})
+
+    trajectory_id: str
+    task_id: str
+    messages: list[dict[str, Any]]
+    world_states: dict[str, Any]  # {"initial": ..., "final": ..., "patches": [...]}
+    faults: list[dict[str, Any]] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(default_factory=dict)
+    model: str
+    seed: int
+    status: Literal["finished", "max_turns", "error"]
+    reason: str | None = None
+    latency_s: float = 0.0
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Verdict(Record):
+    stage: ClassVar[str] = "verdicts"
+    id_field: ClassVar[str] = "trajectory_id"
+    json_fields: ClassVar[frozenset[str]] = frozenset({"criteria", "critic"})
+
+    trajectory_id: str
+    criteria: list[dict[str, Any]]
+    critic: dict[str, Any] = Field(default_factory=dict)
+    critic_score: float | None = None
+    passed: bool
+    reason: str | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class SFTExample(Record):
+    stage: ClassVar[str] = "sft"
+    id_field: ClassVar[str] = "example_id"
+    json_fields: ClassVar[frozenset[str]] = frozenset({"messages", "metadata"})
+
+    example_id: str
+    messages: list[dict[str, Any]]
+    tools: str  # JSON text of OpenAI function tools: TRL json.loads a string column
+    metadata: dict[str, Any]
+    split: Literal["train", "validation"] = "train"
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+# -------------------------------------------------------------------- smoke stage
+
+
+class SmokeResult(Record):
+    """One request of the smoke stage: a structured record or a tool call, or its failure."""
+
+    stage: ClassVar[str] = "smoke"
+    id_field: ClassVar[str] = "smoke_id"
+    json_fields: ClassVar[frozenset[str]] = frozenset({"request", "output", "tool_calls"})
+
+    smoke_id: str
+    kind: Literal["structured", "tool_call"]
+    ok: bool
+    request: dict[str, Any]
+    output: Any = None
+    tool_calls: list[dict[str, Any]] = Field(default_factory=list)
+    error: str | None = None
+    raw: str | None = None
+    model: str
+    endpoint: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+RECORD_TYPES: tuple[type[Record], ...] = (ToolSpec, Rejection, Domain, Bundle, Agent, Task, Trajectory, Verdict, SFTExample, SmokeResult)

@@ -1,0 +1,1 @@
+"""Tool repository stage: crawl real MCP servers, normalize, evolve, tool graph."""

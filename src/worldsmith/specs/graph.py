@@ -1,0 +1,166 @@
+"""The tool graph (networkx) and the bundle sampler.
+
+Nodes are tools. Edges join tools of one domain or server (`domain`), and tools where an
+output field of one can feed an input of the other by name and type (`io`, weighted by how
+rare the field is, so `id` or `status` do not join everything). Bundles are drawn by
+random walks with restart, favouring tools that earlier bundles used less so coverage
+grows, mixing real and synthetic tools at the configured ratio where the graph allows.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+import networkx as nx
+
+from worldsmith.config import BundleConfig
+from worldsmith.records import Bundle, ToolSpec, content_id
+
+MAX_FIELD_FANOUT = 200  # a field shared by more tools than this is too generic to link them
+
+
+def _fields(schema: dict | None) -> set[tuple[str, str]]:
+    props = (schema or {}).get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return set()
+    out = set()
+    for name, sub in props.items():
+        typ = sub.get("type") if isinstance(sub, dict) else None
+        out.add((name.lower(), typ if isinstance(typ, str) else "any"))
+    return out
+
+
+def tool_group(t: ToolSpec) -> str:
+    return t.domain or t.server or t.source
+
+
+def build_graph(tools: Iterable[ToolSpec]) -> nx.Graph:
+    tools = sorted(tools, key=lambda t: t.tool_id)
+    g = nx.Graph()
+    for t in tools:
+        g.add_node(t.tool_id, name=t.name, source=t.source, group=tool_group(t), category=t.category or "uncategorised")
+    groups: dict[str, list[str]] = defaultdict(list)
+    for t in tools:
+        groups[tool_group(t)].append(t.tool_id)
+    for members in groups.values():
+        for i, a in enumerate(members):
+            for b in members[i + 1 :]:
+                g.add_edge(a, b, weight=1.0, kind="domain")
+    consumers: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for t in tools:
+        for f in _fields(t.input_schema):
+            consumers[f].append(t.tool_id)
+    for t in tools:
+        for f in _fields(t.output_schema):
+            users = consumers.get(f, [])
+            if not users or len(users) > MAX_FIELD_FANOUT:
+                continue
+            w = 2.0 / math.log(2 + len(users))
+            for u in users:
+                if u == t.tool_id:
+                    continue
+                if g.has_edge(t.tool_id, u):
+                    g[t.tool_id][u]["weight"] += w
+                    g[t.tool_id][u]["kind"] = "domain+io" if g[t.tool_id][u]["kind"].startswith("domain") else "io"
+                else:
+                    g.add_edge(t.tool_id, u, weight=w, kind="io")
+    return g
+
+
+def _weighted_choice(rng: random.Random, items: list[str], weights: list[float]) -> str:
+    return rng.choices(items, weights=weights, k=1)[0]
+
+
+def sample_bundles(g: nx.Graph, cfg: BundleConfig, seed: int, usage: Counter | None = None) -> list[Bundle]:
+    """Draw `cfg.count` bundles; deterministic for a seed and a graph."""
+    rng = random.Random(seed)
+    usage = usage if usage is not None else Counter()
+    nodes = sorted(g.nodes)
+    if not nodes:
+        return []
+    bundles: list[Bundle] = []
+    seen: set[tuple[str, ...]] = set()
+    for b in range(cfg.count):
+        for _attempt in range(8):
+            size = rng.randint(cfg.size_min, cfg.size_max)
+            want_real = round(size * cfg.real_ratio)
+            members = _walk(g, rng, nodes, usage, size, want_real, cfg.walk_restart)
+            key = tuple(sorted(members))
+            if len(members) >= cfg.size_min and key not in seen:
+                break
+        else:
+            continue
+        seen.add(key)
+        groups = Counter(g.nodes[m]["group"] for m in members)
+        domain = groups.most_common(1)[0][0]
+        distractors = _distractors(g, rng, members, usage, cfg.distractors)
+        for m in members:
+            usage[m] += 1
+        bundles.append(
+            Bundle(
+                bundle_id=content_id(seed, b, key, prefix="bun_"),
+                tool_ids=members,
+                distractor_ids=distractors,
+                domain=domain,
+                sources=[g.nodes[m]["source"] for m in members],
+                seed=seed,
+            )
+        )
+    return bundles
+
+
+def _walk(g, rng, nodes, usage, size, want_real, restart) -> list[str]:
+    real = [n for n in nodes if g.nodes[n]["source"] == "mcp"]
+    synthetic = [n for n in nodes if g.nodes[n]["source"] != "mcp"]
+    pool = real if (want_real > 0 and real and (rng.random() < want_real / size or not synthetic)) else (synthetic or real)
+    start = _weighted_choice(rng, pool, [1.0 / (1 + usage[n]) for n in pool])
+    members = [start]
+    current = start
+    for _ in range(size * 30):
+        if len(members) >= size:
+            break
+        n_real = sum(g.nodes[m]["source"] == "mcp" for m in members)
+        need_real = n_real < want_real
+        neighbours = [n for n in g.neighbors(current)]
+        if not neighbours or rng.random() < restart:
+            current = rng.choice(members)
+            continue
+        weights = []
+        for n in neighbours:
+            w = g[current][n]["weight"] / (1 + usage[n])
+            is_real = g.nodes[n]["source"] == "mcp"
+            w *= 3.0 if is_real == need_real else 1.0
+            w *= 0.05 if n in members else 1.0
+            weights.append(w)
+        nxt = _weighted_choice(rng, neighbours, weights)
+        if nxt not in members:
+            members.append(nxt)
+        current = nxt
+    return members
+
+
+def _distractors(g, rng, members, usage, k) -> list[str]:
+    if k <= 0:
+        return []
+    groups = {g.nodes[m]["group"] for m in members}
+    near = set(members).union(*(set(g.neighbors(m)) for m in members))
+    pool = sorted(n for n in g.nodes if g.nodes[n]["group"] not in groups and n not in near)
+    out: list[str] = []
+    while pool and len(out) < k:
+        pick = _weighted_choice(rng, pool, [1.0 / (1 + usage[n]) for n in pool])
+        out.append(pick)
+        pool.remove(pick)
+    return out
+
+
+def coverage(tools: Iterable[ToolSpec], bundles: Iterable[Bundle]) -> dict[str, float]:
+    """Share of tools that appear in at least one bundle, overall and per source."""
+    used = {t for b in bundles for t in b.tool_ids}
+    by_source: dict[str, list[bool]] = defaultdict(list)
+    for t in tools:
+        by_source[t.source].append(t.tool_id in used)
+        by_source["all"].append(t.tool_id in used)
+    return {s: round(sum(v) / len(v), 4) for s, v in sorted(by_source.items()) if v}

@@ -1,0 +1,280 @@
+"""One ToolSpec for every source; MCP <-> OpenAI function-tool conversion; validation.
+
+Schemas are kept intact ($defs, $ref, anyOf are not flattened): OpenAI and vLLM accept
+them as they are. Only what OpenAI cannot take is changed, and reversibly: a tool name
+outside `[A-Za-z0-9_-]{1,64}` gets a safe alias (the mapping is kept), and an input schema
+without `"type"` gets `"type": "object"`.
+
+Validation rejects with a reason code that `worldsmith query` can group by:
+invalid_schema, no_properties, oversize, duplicate, prompt_injection, bad_name,
+unresolvable_ref.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+from referencing import Registry, Resource
+from referencing.exceptions import Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+from worldsmith.records import Rejection, ToolSpec, content_id
+
+OPENAI_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+# Phrases by which a tool description tries to instruct the model instead of describing
+# the tool (tool poisoning). Lower-cased match.
+INJECTION_PATTERNS = [
+    r"ignore (all |any )?(the )?(previous|prior|above|earlier) (instructions|prompts?|messages)",
+    r"disregard (all |any )?(the )?(previous|prior|above|system)",
+    r"you must (always )?(call|use|invoke) this tool",
+    r"(always|first) (call|use|invoke) this tool (before|instead)",
+    r"do not (tell|inform|mention to) the user",
+    r"(reveal|print|send|exfiltrate|leak) (the |your )?(system prompt|api[ _-]?keys?|secrets?|credentials|passwords?)",
+    r"<\s*(important|system|instructions?)\s*>",
+    r"\bsystem prompt\b.*\b(override|replace)\b",
+    r"(read|cat|open) [~./]*\.(ssh|aws|env)\b",
+]
+_INJECTION = re.compile("|".join(f"(?:{p})" for p in INJECTION_PATTERNS), re.IGNORECASE | re.DOTALL)
+
+
+# ------------------------------------------------------------------ conversion
+
+
+def openai_name(name: str) -> str:
+    """A name OpenAI accepts; unchanged when already valid, else a readable slug + hash."""
+    if OPENAI_NAME.match(name):
+        return name
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "_", unicodedata.normalize("NFKD", name)).strip("_") or "tool"
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{slug[:55]}_{digest}"
+
+
+def openai_parameters(schema: dict[str, Any]) -> dict[str, Any]:
+    params = dict(schema)
+    if "type" not in params:
+        params = {"type": "object", **params}
+    params.setdefault("properties", {})
+    return params
+
+
+def to_openai_tool(spec: ToolSpec, strict: bool = False) -> dict[str, Any]:
+    """An OpenAI function tool (the `tools` list of chat completions) for a spec."""
+    fn: dict[str, Any] = {
+        "name": openai_name(spec.name),
+        "description": spec.description,
+        "parameters": openai_parameters(spec.input_schema),
+    }
+    if strict:
+        fn["strict"] = True
+    return {"type": "function", "function": fn}
+
+
+@dataclass
+class ToolNameMap:
+    """OpenAI name <-> original name, for one bundle of tools (aliases must not collide)."""
+
+    to_openai: dict[str, str] = field(default_factory=dict)
+    to_original: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, names: Iterable[str]) -> ToolNameMap:
+        m = cls()
+        for name in names:
+            alias = openai_name(name)
+            n = 1
+            while alias in m.to_original and m.to_original[alias] != name:
+                n += 1
+                alias = f"{openai_name(name)[:60]}_{n}"
+            m.to_openai[name], m.to_original[alias] = alias, name
+        return m
+
+
+def from_openai_tool(tool: dict[str, Any], names: ToolNameMap | None = None) -> dict[str, Any]:
+    """Back to an MCP tool object (name restored through the map when given)."""
+    fn = tool["function"]
+    name = names.to_original.get(fn["name"], fn["name"]) if names else fn["name"]
+    return {"name": name, "description": fn.get("description", ""), "inputSchema": fn.get("parameters", {"type": "object"})}
+
+
+def from_mcp(
+    tool: dict[str, Any],
+    *,
+    server: str,
+    source: str = "mcp",
+    category: str | None = None,
+    domain: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> ToolSpec:
+    """A ToolSpec from an MCP tool object (camelCase keys, as on the wire)."""
+    name = tool.get("name", "")
+    description = (tool.get("description") or "").strip()
+    input_schema = tool.get("inputSchema") if tool.get("inputSchema") is not None else tool.get("input_schema", {})
+    output_schema = tool.get("outputSchema", tool.get("output_schema"))
+    annotations = {k: v for k, v in (tool.get("annotations") or {}).items() if v is not None}
+    extra = dict(extra or {})
+    if tool.get("title"):
+        extra.setdefault("title", tool["title"])
+    return ToolSpec(
+        tool_id=ToolSpec.make_id(name, description, input_schema, output_schema, server),
+        name=name,
+        description=description,
+        input_schema=input_schema if isinstance(input_schema, dict) else {"_invalid": input_schema},
+        output_schema=output_schema if isinstance(output_schema, dict) or output_schema is None else {"_invalid": output_schema},
+        annotations=annotations,
+        source=source,  # type: ignore[arg-type]
+        server=server,
+        category=category,
+        domain=domain,
+        extra=extra,
+    )
+
+
+def to_mcp(spec: ToolSpec) -> dict[str, Any]:
+    tool: dict[str, Any] = {"name": spec.name, "description": spec.description, "inputSchema": spec.input_schema}
+    if spec.output_schema is not None:
+        tool["outputSchema"] = spec.output_schema
+    if spec.annotations:
+        tool["annotations"] = spec.annotations
+    return tool
+
+
+# ------------------------------------------------------------------ validation
+
+
+@dataclass
+class ValidationLimits:
+    max_spec_bytes: int = 16_384
+    max_description_chars: int = 4_000
+
+
+def _schema_problem(schema: Any, label: str) -> tuple[str, str] | None:
+    if not isinstance(schema, dict):
+        return "invalid_schema", f"{label} is a {type(schema).__name__}, not a JSON object"
+    if "_invalid" in schema and len(schema) == 1:
+        return "invalid_schema", f"{label} is {json.dumps(schema['_invalid'])[:80]}, not a JSON object"
+    try:
+        jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path) or "(root)"
+        return "invalid_schema", f"{label} fails the JSON Schema meta-schema at {where}: {exc.message[:200]}"
+    except RecursionError:
+        return "invalid_schema", f"{label} is nested too deeply"
+    problem = _ref_problem(schema, label)
+    return problem
+
+
+def _ref_problem(schema: dict[str, Any], label: str) -> tuple[str, str] | None:
+    """Every $ref must resolve inside the schema, and no $ref may only point at itself."""
+    refs = list(_iter_refs(schema))
+    if not refs:
+        return None
+    resource = Resource.from_contents(schema, default_specification=DRAFT202012)
+    resolver = Registry().with_resource("urn:tool", resource).resolver(base_uri="urn:tool")
+    for ref in refs:
+        if not ref.startswith("#"):
+            return "unresolvable_ref", f"{label} has an external $ref {ref!r}; only local references are allowed"
+        try:
+            target = resolver.lookup(ref).contents
+        except Unresolvable:
+            return "unresolvable_ref", f"{label} has a $ref {ref!r} that does not resolve"
+        seen = {ref}
+        while isinstance(target, dict) and set(target) == {"$ref"}:
+            nxt = target["$ref"]
+            if nxt in seen:
+                return "unresolvable_ref", f"{label} has a $ref cycle through {ref!r} with no schema in it"
+            seen.add(nxt)
+            try:
+                target = resolver.lookup(nxt).contents
+            except Unresolvable:
+                return "unresolvable_ref", f"{label} has a $ref {nxt!r} that does not resolve"
+    return None
+
+
+def _iter_refs(node: Any):
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            ref = cur.get("$ref")
+            if isinstance(ref, str):
+                yield ref
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+
+
+def check_spec(spec: ToolSpec, limits: ValidationLimits | None = None) -> tuple[str, str] | None:
+    """(reason, detail) when the spec must be rejected, else None. Duplicates are checked by the caller."""
+    limits = limits or ValidationLimits()
+    size = len(json.dumps(spec.to_row(), default=str))
+    if size > limits.max_spec_bytes:
+        return "oversize", f"spec is {size} bytes, over the {limits.max_spec_bytes}-byte limit"
+    if not spec.name or any(unicodedata.category(c)[0] == "C" for c in spec.name) or len(spec.name) > 128:
+        return "bad_name", f"tool name {spec.name[:40]!r} is empty, too long or has control characters"
+    if len(spec.description) > limits.max_description_chars:
+        return "oversize", f"description is {len(spec.description)} characters, over {limits.max_description_chars}"
+    found = _INJECTION.search(spec.description) or _INJECTION.search(json.dumps(spec.input_schema))
+    if found:
+        return "prompt_injection", f"description or schema instructs the model: {found.group(0)[:80]!r}"
+    problem = _schema_problem(spec.input_schema, "input_schema")
+    if problem:
+        return problem
+    schema = spec.input_schema
+    if schema.get("type", "object") != "object":
+        return "no_properties", f"input_schema has type {schema.get('type')!r}; a tool's arguments must be an object"
+    if "properties" in schema and not isinstance(schema["properties"], dict):
+        return "no_properties", "input_schema.properties is not an object"
+    if "properties" not in schema and not any(k in schema for k in ("anyOf", "oneOf", "allOf", "$ref", "additionalProperties")):
+        # an argument-less tool states it with "properties": {}; a bare {} says nothing
+        if schema.get("type") != "object":
+            return "no_properties", "input_schema has neither a properties object nor type object"
+    if spec.output_schema is not None:
+        problem = _schema_problem(spec.output_schema, "output_schema")
+        if problem:
+            return problem
+    return None
+
+
+def dedup_key(spec: ToolSpec) -> str:
+    """Exact duplicate: same name and same input schema, whatever the server or wording."""
+    return content_id(spec.name.lower(), spec.input_schema)
+
+
+def normalize(
+    specs: Iterable[ToolSpec], limits: ValidationLimits | None = None, seen_keys: dict[str, str] | None = None
+) -> tuple[list[ToolSpec], list[Rejection]]:
+    """Split specs into accepted ones and rejections with reasons (exact duplicates included)."""
+    accepted: list[ToolSpec] = []
+    rejected: list[Rejection] = []
+    seen = seen_keys if seen_keys is not None else {}
+    for spec in specs:
+        problem = check_spec(spec, limits)
+        if problem is None:
+            key = dedup_key(spec)
+            if key in seen and seen[key] != spec.tool_id:
+                problem = ("duplicate", f"same name and input schema as {seen[key]}")
+            else:
+                seen[key] = spec.tool_id
+        if problem is None:
+            accepted.append(spec)
+        else:
+            reason, detail = problem
+            rejected.append(
+                Rejection(
+                    rejection_id=content_id("tool_spec", spec.tool_id, reason, prefix="rej_"),
+                    kind="tool_spec",
+                    subject=f"{spec.server or spec.source}/{spec.name[:80]}",
+                    reason=reason,
+                    detail=detail,
+                    payload={"tool_id": spec.tool_id, "source": spec.source, "server": spec.server},
+                )
+            )
+    return accepted, rejected

@@ -1,0 +1,48 @@
+"""The table a run ends with, for the terminal (rich) and as markdown (Prefect artifacts)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from worldsmith.pipeline import RunSummary
+
+
+def _counts(counts: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in counts.items())
+
+
+def summary_table(summary: RunSummary) -> Table:
+    table = Table(title=f"worldsmith run {summary.run_id}: {summary.status} in {summary.seconds:.1f}s")
+    table.add_column("stage")
+    table.add_column("result")
+    table.add_column("seconds", justify="right")
+    for stage in summary.stages:
+        table.add_row(stage.name, _counts(stage.counts), f"{stage.seconds:.1f}")
+    usage = Table(title="LLM usage by role")
+    for col in ("role", "calls", "failed", "prompt tok", "completion tok", "mean latency s"):
+        usage.add_column(col, justify="right" if col != "role" else "left")
+    for role, u in summary.usage.items():
+        usage.add_row(role, str(u["calls"]), str(u["failures"]), str(u["prompt_tokens"]), str(u["completion_tokens"]), f"{u['mean_latency_s']:.2f}")
+    outer = Table.grid(padding=1)
+    outer.add_row(table)
+    if summary.usage:
+        outer.add_row(usage)
+    return outer
+
+
+def print_summary(summary: RunSummary, console: Console | None = None) -> None:
+    console = console or Console()
+    console.print(summary_table(summary))
+    if summary.catalog:
+        console.print(f"catalog: {summary.catalog}   (worldsmith query \"SELECT ...\" or make query)")
+
+
+def summary_markdown(summary: RunSummary) -> str:
+    lines = [f"# worldsmith run `{summary.run_id}`: {summary.status} in {summary.seconds:.1f}s", "",
+             "| stage | result | seconds |", "|---|---|---:|"]  # fmt: skip
+    lines += [f"| {s.name} | {_counts(s.counts)} | {s.seconds:.1f} |" for s in summary.stages]
+    if summary.usage:
+        lines += ["", "| role | calls | failed | prompt tokens | completion tokens |", "|---|---:|---:|---:|---:|"]
+        lines += [f"| {r} | {u['calls']} | {u['failures']} | {u['prompt_tokens']} | {u['completion_tokens']} |" for r, u in summary.usage.items()]
+    return "\n".join(lines)

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "flows"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def project_root() -> Path:
+    return ROOT
+
+
+def _start(engine: str, tmp_path_factory, timeout: float):
+    from worldsmith.config import ServerConfig
+    from worldsmith.llm.server import ModelServer
+
+    data = tmp_path_factory.mktemp(f"{engine}-server")
+    cfg = ServerConfig(engine=engine, port=free_port(), parallel=4, ctx_size=8192, startup_timeout_s=timeout,
+                       vllm_args=["--enforce-eager", "--dtype", "bfloat16"])  # fmt: skip
+    server = ModelServer(cfg, ROOT, data)
+    server.start()
+    return server
+
+
+@pytest.fixture(scope="session")
+def llamacpp_server(tmp_path_factory):
+    """The embedded llama.cpp engine with the packaged SmolLM2, once per test session."""
+    server = _start("llamacpp", tmp_path_factory, timeout=120)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def vllm_server(tmp_path_factory):
+    """vLLM's CPU build serving the same model (installed by `make setup-vllm`)."""
+    server = _start("vllm", tmp_path_factory, timeout=600)
+    yield server
+    server.stop()
+
+
+def llm_config(url: str, **role_overrides):
+    """An LLMConfig whose `local` endpoint is `url` (and fast retries for tests)."""
+    from worldsmith.config import LLMConfig
+
+    roles = {r: {"endpoint": "local", "temperature": 0.0, "max_tokens": 256, **role_overrides}
+             for r in ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic")}  # fmt: skip
+    return LLMConfig.model_validate(
+        {"endpoints": {"local": {"urls": [url], "model": "smollm2-135m", "timeout_s": 120}},
+         "retry": {"max_attempts": 3, "initial_backoff_s": 0.05, "max_backoff_s": 0.2}, "roles": roles}  # fmt: skip
+    )

@@ -1,0 +1,200 @@
+"""The client against a real local HTTP server that misbehaves on purpose."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from conftest import llm_config
+from worldsmith.llm.client import LLMClient, constrained_turn_schema, parse_constrained_turn, LLMResult
+
+
+def completion(content: str) -> dict:
+    return {
+        "id": "x", "object": "chat.completion", "created": 0, "model": "smollm2-135m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+    }  # fmt: skip
+
+
+class Script:
+    """What the server answers, request by request: (status, body, delay)."""
+
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.requests: list[dict] = []
+
+
+@pytest.fixture
+def fake_server():
+    servers = []
+
+    def start(answers):
+        script = Script(answers)
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                script.requests.append(body)
+                status, payload, delay = script.answers.pop(0) if len(script.answers) > 1 else script.answers[0]
+                time.sleep(delay)
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/v1", script
+
+    yield start
+    for s in servers:
+        s.shutdown()
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def _chat(cfg, **kw):
+    async with LLMClient(cfg) as client:
+        result = await client.chat("critic", [{"role": "user", "content": "hi"}], **kw)
+        return result, client.usage.snapshot()
+
+
+def test_retries_500s_then_succeeds(fake_server):
+    url, script = fake_server([(500, {"error": "boom"}, 0), (500, {"error": "boom"}, 0), (200, completion("hello"), 0)])
+    result, usage = run(_chat(llm_config(url)))
+    assert result.ok, result.error
+    assert result.content == "hello"
+    assert result.attempts == 3
+    assert len(script.requests) == 3
+    assert usage["critic"]["calls"] == 1 and usage["critic"]["completion_tokens"] == 7
+
+
+def test_gives_up_after_max_attempts_with_reason(fake_server):
+    url, script = fake_server([(503, {"error": "overloaded"}, 0)])
+    result, usage = run(_chat(llm_config(url)))
+    assert not result.ok
+    assert result.error_kind == "http"
+    assert "HTTP 503" in result.error and "after 3 attempts" in result.error
+    assert len(script.requests) == 3
+    assert usage["critic"]["failures_by_kind"] == {"http": 1}
+
+
+def test_client_errors_are_not_retried(fake_server):
+    url, script = fake_server([(400, {"error": "bad request"}, 0)])
+    result, _ = run(_chat(llm_config(url)))
+    assert not result.ok and "HTTP 400" in result.error
+    assert len(script.requests) == 1
+
+
+def test_timeout_is_reported_with_its_reason(fake_server):
+    url, _ = fake_server([(200, completion("late"), 2.0)])
+    cfg = llm_config(url)
+    cfg.endpoints["local"].timeout_s = 0.3
+    t0 = time.monotonic()
+    result, _ = run(_chat(cfg))
+    assert not result.ok
+    assert result.error_kind == "timeout"
+    assert "timeout" in result.error
+    assert time.monotonic() - t0 < 10
+
+
+def test_connection_refused_is_reported():
+    from conftest import free_port
+
+    result, _ = run(_chat(llm_config(f"http://127.0.0.1:{free_port()}/v1")))
+    assert not result.ok and result.error_kind == "connection"
+
+
+def test_non_json_structured_reply_is_kept_as_parse_failure(fake_server):
+    url, script = fake_server([(200, completion("Sure! Here is your city: Paris"), 0)])
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+    async def go():
+        async with LLMClient(llm_config(url)) as client:
+            return await client.structured("critic", [{"role": "user", "content": "city?"}], schema, name="city"), client.usage.snapshot()
+
+    result, usage = run(go())
+    assert not result.ok
+    assert result.error_kind == "parse"
+    assert result.raw == "Sure! Here is your city: Paris"
+    assert usage["critic"]["failures"] == 1
+    sent = script.requests[0]["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == schema
+
+
+def test_schema_mismatch_is_kept_with_where(fake_server):
+    url, _ = fake_server([(200, completion('{"city": 42}'), 0)])
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+    async def go():
+        async with LLMClient(llm_config(url)) as client:
+            return await client.structured("critic", [{"role": "user", "content": "city?"}], schema)
+
+    result = run(go())
+    assert not result.ok and result.error_kind == "schema"
+    assert "city" in result.error and result.raw == '{"city": 42}'
+
+
+def test_requests_spread_over_replicas(fake_server):
+    url_a, a = fake_server([(200, completion("a"), 0.2)])
+    url_b, b = fake_server([(200, completion("b"), 0.2)])
+    cfg = llm_config(url_a)
+    cfg.endpoints["local"].urls = [url_a, url_b]
+
+    async def go():
+        async with LLMClient(cfg) as client:
+            return await asyncio.gather(*[client.chat("critic", [{"role": "user", "content": str(i)}]) for i in range(8)])
+
+    results = run(go())
+    assert all(r.ok for r in results)
+    assert len(a.requests) >= 3 and len(b.requests) >= 3
+
+
+def test_concurrency_is_bounded_per_replica(fake_server):
+    url, script = fake_server([(200, completion("x"), 0.3)])
+    cfg = llm_config(url)
+    cfg.endpoints["local"].max_concurrency = 2
+    t0 = time.monotonic()
+
+    async def go():
+        async with LLMClient(cfg) as client:
+            return await asyncio.gather(*[client.chat("critic", [{"role": "user", "content": str(i)}]) for i in range(6)])
+
+    assert all(r.ok for r in run(go()))
+    assert time.monotonic() - t0 >= 0.85  # 6 requests, 2 at a time, 0.3 s each
+
+
+def test_constrained_turn_becomes_openai_tool_calls():
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    schema = constrained_turn_schema(tools, require_tool=False)
+    r = LLMResult(ok=True, role="agent", model="m", endpoint="e", content='{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo"}}]}')
+    parse_constrained_turn(r, schema)
+    assert r.ok and r.content is None
+    (call,) = r.tool_calls
+    assert call["type"] == "function" and call["id"].startswith("call_")
+    assert call["function"] == {"name": "get_weather", "arguments": '{"city": "Oslo"}'}
+    text = LLMResult(ok=True, role="agent", model="m", endpoint="e", content='{"content": "It is sunny."}')
+    parse_constrained_turn(text, schema)
+    assert text.ok and text.content == "It is sunny." and text.tool_calls == []
+    bad = LLMResult(ok=True, role="agent", model="m", endpoint="e", content='{"tool_calls": [{"name": "launch_rocket", "arguments": {}}]}')
+    parse_constrained_turn(bad, schema)
+    assert not bad.ok and bad.error_kind == "schema"
+    required = constrained_turn_schema(tools, require_tool=True)
+    assert "anyOf" not in required and required["required"] == ["tool_calls"]

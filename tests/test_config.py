@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from worldsmith.config import ConfigError, PipelineConfig, apply_overrides, load_config, validate_config
+
+
+def problems(raw) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        validate_config(raw)
+    return info.value.problems
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ({"llm": {"roles": {"critic": {"temperature": "hot"}}}}, 'llm.roles.critic.temperature: got "hot", expected a number between 0 and 2'),
+        ({"llm": {"roles": {"critic": {"temperature": 2.5}}}}, "llm.roles.critic.temperature: got 2.5, expected a number between 0 and 2"),
+        ({"llm": {"roles": {"agent": {"top_p": -0.1}}}}, "llm.roles.agent.top_p: got -0.1, expected a number between 0 and 1"),
+        ({"run": {"seed": -3}}, "run.seed: got -3, expected an integer >= 0"),
+        ({"smoke": {"requests": 0}}, "smoke.requests: got 0, expected an integer >= 1"),
+        ({"smoke": {"requests": "many"}}, 'smoke.requests: got "many", expected an integer >= 1'),
+        ({"smoke": {"enabled": "maybe"}}, 'smoke.enabled: got "maybe", expected true or false'),
+        ({"llm": {"server": {"engine": "tgi"}}}, 'llm.server.engine: got "tgi", expected one of "llamacpp", "vllm"'),
+        ({"llm": {"server": {"port": 70000}}}, "llm.server.port: got 70000, expected an integer between 1 and 65535"),
+        ({"llm": {"roles": {"agent": {"tool_call_mode": "magic"}}}}, 'llm.roles.agent.tool_call_mode: got "magic", expected one of "native", "constrained"'),
+        ({"llm": {"endpoints": {"local": {"urls": []}}}}, "llm.endpoints.local.urls: got [], expected a list with at least 1 item(s)"),
+        ({"llm": {"endpoints": {"local": {"timeout_s": 0}}}}, "llm.endpoints.local.timeout_s: got 0, expected a number > 0"),
+        ({"llm": {"roles": {"agent": {"endpoint": "gpu"}}}}, "llm.roles.agent.endpoint: got 'gpu', expected one of the names under llm.endpoints (local)"),
+    ],
+)
+def test_bad_values_name_key_value_and_expectation(raw, expected):
+    assert expected in problems(raw)
+
+
+def test_unknown_keys_are_refused_with_the_known_ones():
+    found = problems({"run": {"sede": 1}, "bogus_section": {}})
+    assert any(p.startswith("run.sede: unknown key; known keys here: name, seed") for p in found)
+    assert any(p.startswith("bogus_section: unknown key") for p in found)
+
+
+def test_all_problems_reported_at_once():
+    assert len(problems({"run": {"seed": -1}, "smoke": {"requests": 0, "enabled": "x"}})) == 3
+
+
+def test_shipped_pipeline_yaml_is_valid(project_root):
+    cfg, root = load_config(project_root / "pipeline.yaml")
+    assert root == project_root
+    assert cfg.llm.roles.agent.tool_call_mode == "constrained"
+
+
+def test_overrides_are_applied_and_validated(project_root):
+    cfg, _ = load_config(project_root / "pipeline.yaml", ["smoke.requests=7", "llm.roles.critic.temperature=0.25", "run.name=exp"])
+    assert (cfg.smoke.requests, cfg.llm.roles.critic.temperature, cfg.run.name) == (7, 0.25, "exp")
+    with pytest.raises(ConfigError, match=r"llm.roles.critic.temperature: got \"hot\""):
+        load_config(project_root / "pipeline.yaml", ["llm.roles.critic.temperature=hot"])
+    with pytest.raises(ConfigError, match="expected KEY.PATH=VALUE"):
+        load_config(project_root / "pipeline.yaml", ["smoke.requests"])
+
+
+def test_override_parses_yaml_scalars_and_lists():
+    raw = apply_overrides({"a": {"b": 1}}, ["a.b=false", "a.c=[x, y]", "a.d=3.5"])
+    assert raw == {"a": {"b": False, "c": ["x", "y"], "d": 3.5}}
+
+
+def test_hash_is_stable_and_changes_with_content():
+    a, b = PipelineConfig(), PipelineConfig()
+    assert a.config_hash() == b.config_hash()
+    b.run.seed = 99
+    assert a.config_hash() != b.config_hash()
+
+
+def test_bad_yaml_and_missing_file(tmp_path):
+    bad = tmp_path / "p.yaml"
+    bad.write_text("run: [unclosed")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="file not found"):
+        load_config(tmp_path / "missing.yaml")
+    bad.write_text(yaml.safe_dump(["a", "list"]))
+    with pytest.raises(ConfigError, match="expected a mapping"):
+        load_config(bad)
+
+
+def test_cli_reports_bad_config_before_any_work(tmp_path, project_root):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "worldsmith.cli", "synth", "-c", str(project_root / "pipeline.yaml"), "--set", "llm.roles.critic.temperature=hot"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert 'llm.roles.critic.temperature: got "hot", expected a number between 0 and 2' in proc.stderr
+    assert not (tmp_path / "data").exists()

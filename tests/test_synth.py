@@ -1,0 +1,55 @@
+"""`make synth`'s flow on a fresh data folder: the embedded server is started and stopped
+by the run itself, records land in the store and `worldsmith query` counts them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import free_port
+
+pytestmark = [pytest.mark.engine, pytest.mark.slow]
+
+
+def test_synth_flow_end_to_end(tmp_path, project_root):
+    cfg = yaml.safe_load((project_root / "pipeline.yaml").read_text())
+    cfg["run"]["data_dir"] = str(tmp_path / "data")
+    cfg["run"]["prompts_dir"] = str(project_root / "prompts")
+    cfg["llm"]["server"]["port"] = free_port()
+    cfg["smoke"]["requests"] = 2
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180"}
+    env.pop("PREFECT_API_URL", None)
+
+    proc = subprocess.run([sys.executable, str(project_root / "flows" / "synth.py"), "--config", str(config)],
+                          capture_output=True, text=True, env=env, timeout=900)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "records=4" in proc.stdout
+
+    def query(sql: str) -> str:
+        out = subprocess.run([sys.executable, "-m", "worldsmith.cli", "query", sql, "-c", str(config), "-f", "csv"],
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip().splitlines()[-1]
+
+    assert query("SELECT count(*) FROM smoke") == "4"
+    assert query("SELECT count(*) FROM smoke WHERE kind = 'tool_call'") == "2"
+    assert query("SELECT status FROM runs") == "finished"
+    # the run keeps its resolved config and hash, and the per-role usage
+    run_dir = next((tmp_path / "data" / "runs").iterdir())
+    assert (run_dir / "config.yaml").exists()
+    assert int(query("SELECT (usage->'$.agent.calls')::INT FROM runs")) >= 2
+    # the server the run started was stopped
+    assert not list((tmp_path / "data" / "server").glob("*.json"))
+
+    # a second run of the same config resumes: nothing is asked of the model again
+    again = subprocess.run([sys.executable, str(project_root / "flows" / "synth.py"), "--config", str(config)],
+                           capture_output=True, text=True, env=env, timeout=900)  # fmt: skip
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "skipped (already done)=4" in again.stdout
+    assert query("SELECT count(*) FROM smoke") == "4"
