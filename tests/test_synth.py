@@ -21,6 +21,8 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     cfg["run"]["prompts_dir"] = str(project_root / "prompts")
     cfg["llm"]["server"]["port"] = free_port()
     cfg["smoke"]["requests"] = 2
+    cfg["tools"]["evolve"].update(categories=1, domains_per_category=1, tools_per_domain=3, evolutions_per_tool=1)
+    cfg["tools"]["bundles"].update(count=4)
     config = tmp_path / "pipeline.yaml"
     config.write_text(yaml.safe_dump(cfg))
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180"}
@@ -40,6 +42,14 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     assert query("SELECT count(*) FROM smoke") == "4"
     assert query("SELECT count(*) FROM smoke WHERE kind = 'tool_call'") == "2"
     assert query("SELECT status FROM runs") == "finished"
+    # the tool repository: the committed real snapshot plus freshly evolved tools, with lineage
+    assert int(query("SELECT count(*) FROM tools WHERE source = 'mcp'")) >= 150
+    assert int(query("SELECT count(DISTINCT server) FROM tools WHERE source = 'mcp'")) >= 30
+    assert int(query("SELECT count(*) FROM tools WHERE source = 'evolved'")) >= 1
+    assert int(query("SELECT count(*) FROM tools t JOIN tools p ON t.parent_id = p.tool_id AND t.run_id = p.run_id "
+                     "WHERE t.operator IS NOT NULL")) == int(query("SELECT count(*) FROM tools WHERE parent_id IS NOT NULL"))  # fmt: skip
+    assert int(query("SELECT count(*) FROM rejections WHERE reason IS NOT NULL AND detail <> ''")) >= 1
+    assert query("SELECT count(*) FROM bundles") == "4"
     # the run keeps its resolved config and hash, and the per-role usage
     run_dir = next((tmp_path / "data" / "runs").iterdir())
     assert (run_dir / "config.yaml").exists()
@@ -53,3 +63,4 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     assert again.returncode == 0, again.stderr[-3000:]
     assert "skipped (already done)=4" in again.stdout
     assert query("SELECT count(*) FROM smoke") == "4"
+    assert "evolve: operators" not in again.stderr or "0/0" in again.stderr

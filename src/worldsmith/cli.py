@@ -142,8 +142,45 @@ def catalog(config: ConfigOpt = None) -> None:
     console.print(f"catalog: {path}\nviews for any DuckDB CLI: {path.parent / VIEWS_FILE}")
 
 
-tools_app = typer.Typer(help="The tool repository: crawl, stats.", no_args_is_help=True)
+tools_app = typer.Typer(help="The tool repository: stats.", no_args_is_help=True)
 app.add_typer(tools_app, name="tools")
+
+
+@app.command()
+def crawl(
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    server: Annotated[Optional[list[str]], typer.Option("--server", help="crawl only these servers (repeatable; may name a disabled one)")] = None,
+) -> None:
+    """Install and start the MCP servers of tool_specs/servers.yaml, list their tools, refresh the snapshot."""
+    from worldsmith.pipeline import data_dir
+    from worldsmith.specs.crawl import ServerListError, run_crawl
+
+    cfg, root = _load(config, set_)
+
+    def path(p: str) -> Path:
+        q = Path(p).expanduser()
+        return q if q.is_absolute() else root / q
+
+    try:
+        summary = run_crawl(
+            path(cfg.tools.servers_file), path(cfg.tools.snapshot_dir), path(cfg.crawl.cache_dir),
+            data_dir(cfg, root) / "logs" / "crawl", concurrency=cfg.crawl.concurrency, timeout_s=cfg.crawl.timeout_s,
+            only=server, log=lambda m: err.print(m, highlight=False, markup=False),
+        )  # fmt: skip
+    except ServerListError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+    failed = summary.pop("failed")
+    _print_table("crawl", ["key", "value"], [(k, str(v)) for k, v in summary.items()])
+    if failed:
+        _print_table("failed servers", ["server", "reason"], sorted(failed.items()), max_width=120)
+
+
+@app.command()
+def evolve(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
+    """Run the tool stage (crawled snapshot + evolved tools) and sample bundles, for one run."""
+    synth(config=config, set_=set_, run_id=run_id, stage=["tools", "bundles"])
 
 
 def _print_table(title: str, columns: list[str], rows: list[tuple], max_width: int = 60) -> None:

@@ -85,6 +85,7 @@ class RoleConfig(Strict):
     temperature: Temperature = 0.7
     top_p: Probability = 1.0
     max_tokens: PositiveInt = 512
+    frequency_penalty: Annotated[float, Field(ge=-2, le=2)] = 0.0  # >0 curbs a small model's loops
     seed: int | None = None
     tool_call_mode: Literal["native", "constrained"] = "constrained"
     extra_body: dict[str, Any] = Field(default_factory=dict)
@@ -134,7 +135,7 @@ class EvolveConfig(Strict):
     """Hierarchical evolution: categories -> domains -> tools -> evolved variants."""
 
     enabled: bool = True
-    categories: NonNegInt = 3  # taxonomy categories used (0 = all), taken in file order
+    categories: NonNegInt = 2  # taxonomy categories used (0 = all), taken in file order
     domains_per_category: PositiveInt = 2
     tools_per_domain: PositiveInt = 3
     evolutions_per_tool: NonNegInt = 1

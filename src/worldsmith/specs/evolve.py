@@ -86,8 +86,8 @@ TOOL_DESIGN = {
         "outputs": {"type": "array", "minItems": 1, "maxItems": 6, "items": _OUTPUT},
         "read_only": {"type": "boolean"},
         "destructive": {"type": "boolean"},
-        "reads": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 40}},
-        "writes": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 40}},
+        "reads": {"type": "array", "maxItems": 4, "items": {"type": "string"}},
+        "writes": {"type": "array", "maxItems": 4, "items": {"type": "string"}},
     },
     "required": ["name", "description", "parameters", "outputs", "read_only", "destructive", "reads", "writes"],
     "additionalProperties": False,
@@ -152,8 +152,17 @@ def design_to_spec(design: dict[str, Any], *, category: str, domain: Domain, req
         domain=domain.name,
         parent_id=parent_id,
         operator=operator,
-        extra={"reads": design["reads"], "writes": design["writes"], "entities": domain.entities, "request_id": request_id},
+        extra={"reads": [r[:60] for r in design["reads"]], "writes": [w[:60] for w in design["writes"]],
+               "entities": domain.entities, "request_id": request_id},  # fmt: skip
     )
+
+
+def answered_requests(ctx: RunContext) -> set[str]:
+    """Requests whose answer is stored: kept as a tool, or refused by validation. A call
+    that failed (timeout, unparseable reply) is not among them: a re-run asks again."""
+    done = {t.extra.get("request_id") for t in ctx.store.read(ToolSpec) if t.source == "evolved"}
+    done |= {r.payload.get("request_id") for r in ctx.store.read(Rejection) if r.kind == "tool_spec" and isinstance(r.payload, dict)}
+    return {d for d in done if d}
 
 
 class ToolSink:
@@ -236,7 +245,7 @@ async def evolve(ctx: RunContext, sink: ToolSink, log: Callable[[str], Any] = pr
 
         # -- level 2: tools per domain, one call per tool so calls are short and run in parallel;
         #    each call gets its own entity and kind of action, so the tools of a domain differ
-        done_requests = {t.extra.get("request_id") for t in ctx.store.read(ToolSpec) if t.source == "evolved"}
+        done_requests = answered_requests(ctx)
 
         async def tool_for(domain: Domain, k: int) -> int:
             request_id = content_id(ctx.seed, "tool", domain.domain_id, k)
@@ -261,9 +270,7 @@ async def evolve(ctx: RunContext, sink: ToolSink, log: Callable[[str], Any] = pr
         ]
         base = list({t.tool_id: t for t in base}.values())
         base.sort(key=lambda t: t.tool_id)
-        done_requests = {t.extra.get("request_id") for t in ctx.store.read(ToolSpec) if t.source == "evolved"} | {
-            t.extra.get("request_id") for t in sink.accepted
-        }
+        done_requests = answered_requests(ctx) | {t.extra.get("request_id") for t in sink.accepted}
         dom_by_name = {d.name: d for d in domains}
         jobs = []
         for parent in base:

@@ -113,10 +113,13 @@ def sample_bundles(g: nx.Graph, cfg: BundleConfig, seed: int, usage: Counter | N
 
 
 def _walk(g, rng, nodes, usage, size, want_real, restart) -> list[str]:
+    """Random walk with restart; when the walk needs a real (or synthetic) tool and none is
+    adjacent, it jumps to one of the same category, so bundles mix sources as configured."""
     real = [n for n in nodes if g.nodes[n]["source"] == "mcp"]
     synthetic = [n for n in nodes if g.nodes[n]["source"] != "mcp"]
     pool = real if (want_real > 0 and real and (rng.random() < want_real / size or not synthetic)) else (synthetic or real)
     start = _weighted_choice(rng, pool, [1.0 / (1 + usage[n]) for n in pool])
+    category = g.nodes[start]["category"]
     members = [start]
     current = start
     for _ in range(size * 30):
@@ -124,21 +127,27 @@ def _walk(g, rng, nodes, usage, size, want_real, restart) -> list[str]:
             break
         n_real = sum(g.nodes[m]["source"] == "mcp" for m in members)
         need_real = n_real < want_real
-        neighbours = [n for n in g.neighbors(current)]
+        need_synthetic = len(members) - n_real < size - want_real
+        neighbours = [n for n in g.neighbors(current) if n not in members]
+        kinds = {g.nodes[n]["source"] == "mcp" for n in neighbours}
+        if (need_real and not need_synthetic and True not in kinds) or (need_synthetic and not need_real and False not in kinds):
+            jump = [n for n in (real if need_real else synthetic) if n not in members]
+            same = [n for n in jump if g.nodes[n]["category"] == category]
+            if same or jump:
+                jump = same or jump
+                current = _weighted_choice(rng, jump, [1.0 / (1 + usage[n]) for n in jump])
+                members.append(current)
+                continue
         if not neighbours or rng.random() < restart:
             current = rng.choice(members)
             continue
         weights = []
         for n in neighbours:
             w = g[current][n]["weight"] / (1 + usage[n])
-            is_real = g.nodes[n]["source"] == "mcp"
-            w *= 3.0 if is_real == need_real else 1.0
-            w *= 0.05 if n in members else 1.0
+            w *= 3.0 if (g.nodes[n]["source"] == "mcp") == need_real else 1.0
             weights.append(w)
-        nxt = _weighted_choice(rng, neighbours, weights)
-        if nxt not in members:
-            members.append(nxt)
-        current = nxt
+        current = _weighted_choice(rng, neighbours, weights)
+        members.append(current)
     return members
 
 

@@ -38,7 +38,7 @@ INJECTION_PATTERNS = [
     r"(always|first) (call|use|invoke) this tool (before|instead)",
     r"do not (tell|inform|mention to) the user",
     r"(reveal|print|send|exfiltrate|leak) (the |your )?(system prompt|api[ _-]?keys?|secrets?|credentials|passwords?)",
-    r"<\s*(important|system|instructions?)\s*>",
+    r"<\s*(important|system)\s*>",  # the tool-poisoning wrapper; plain <instructions> usage notes are common and benign
     r"\bsystem prompt\b.*\b(override|replace)\b",
     r"(read|cat|open) [~./]*\.(ssh|aws|env)\b",
 ]
