@@ -31,27 +31,39 @@ def run_stage(ctx, name: str) -> pipeline.StageResult:
     return pipeline.run_stage(ctx, name)
 
 
-@flow(name="synth", log_prints=True)
-def synth(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
-    """Tools -> agents -> tasks -> rollouts -> judge -> export, resuming a run with the same id."""
+def run_stages(config_path: str, overrides: list[str] | None, run_id: str | None, stages: list[str] | None) -> dict:
+    """The body every stage flow shares: model server, run, one task per stage, summary artifact."""
     logger = get_run_logger()
     cfg, root = load_config(config_path, overrides or [])
+    names = stages or pipeline.enabled_stages(cfg)
     summary = pipeline.RunSummary(run_id="", status="running")
     with pipeline.model_server(cfg, root, log=logger.info) as url:
         ctx = pipeline.open_run(cfg, root, run_id, embedded_url=url)
         summary.run_id = ctx.run_id
         try:
-            for name in pipeline.enabled_stages(cfg):
+            for name in names:
                 summary.stages.append(run_stage(ctx, name))
         except BaseException as exc:
-            pipeline.finish_run(ctx, "failed", f"{exc.__class__.__name__}: {exc}")
+            pipeline.finish_run(ctx, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", f"{exc.__class__.__name__}: {exc}")
             raise
         summary.catalog = pipeline.finish_run(ctx, "finished")
         summary.status, summary.usage = "finished", ctx.usage.snapshot()
         summary.seconds = sum(s.seconds for s in summary.stages)
-    create_markdown_artifact(key="synth-summary", markdown=summary_markdown(summary), description="worldsmith synth run")
+    create_markdown_artifact(key=f"{'-'.join(names)}-summary"[:60], markdown=summary_markdown(summary), description="worldsmith run")
     print_summary(summary)
     return {"run_id": summary.run_id, "status": summary.status, "stages": {s.name: s.counts for s in summary.stages}}
+
+
+@flow(name="synth", log_prints=True)
+def synth(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
+    """Tools -> bundles -> agents -> tasks (and the stages to come), resuming a run with the same id."""
+    return run_stages(config_path, overrides, run_id, None)
+
+
+@flow(name="evolve", log_prints=True)
+def evolve(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
+    """The tool repository for a run: crawled snapshot + evolved tools, then tool bundles."""
+    return run_stages(config_path, overrides, run_id, ["tools", "bundles"])
 
 
 def main(argv: list[str]) -> None:
@@ -61,6 +73,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--config", default=os.environ.get("WORLDSMITH_CONFIG", "pipeline.yaml"))
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--run-id", default=None)
+    parser.add_argument("--flow", choices=["synth", "evolve"], default="synth")
     args = parser.parse_args(argv)
     from worldsmith.config import ConfigError
 
@@ -69,7 +82,10 @@ def main(argv: list[str]) -> None:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    synth(config_path=args.config, overrides=args.overrides, run_id=args.run_id)
+    from worldsmith.cli import stop_on_sigterm
+
+    stop_on_sigterm()
+    {"synth": synth, "evolve": evolve}[args.flow](config_path=args.config, overrides=args.overrides, run_id=args.run_id)
 
 
 if __name__ == "__main__":

@@ -198,3 +198,12 @@ def test_constrained_turn_becomes_openai_tool_calls():
     assert not bad.ok and bad.error_kind == "schema"
     required = constrained_turn_schema(tools, require_tool=True)
     assert "anyOf" not in required and required["required"] == ["tool_calls"]
+
+
+def test_grammar_schema_drops_what_slows_or_breaks_the_engine_and_keeps_the_rest():
+    from worldsmith.llm.client import grammar_schema
+
+    schema = {"type": "object", "properties": {"pattern": {"type": "string", "pattern": "^a+$", "maxLength": 5},
+                                               "sites": {"type": "array", "items": {"enum": []}}}, "required": ["pattern"]}  # fmt: skip
+    assert grammar_schema(schema) == {"type": "object", "properties": {"pattern": {"type": "string", "maxLength": 5},
+                                                                         "sites": {"type": "array", "items": {}}}, "required": ["pattern"]}  # fmt: skip

@@ -21,6 +21,9 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     cfg["run"]["prompts_dir"] = str(project_root / "prompts")
     cfg["llm"]["server"]["port"] = free_port()
     cfg["smoke"]["requests"] = 2
+    for key in ("snapshot_dir", "servers_file", "taxonomy_file"):  # relative paths are taken from the config's folder
+        cfg["tools"][key] = str(project_root / cfg["tools"][key])
+    cfg["tasks"] = {"per_agent": 2}
     cfg["tools"]["evolve"].update(categories=1, domains_per_category=1, tools_per_domain=3, evolutions_per_tool=1)
     cfg["tools"]["bundles"].update(count=4)
     config = tmp_path / "pipeline.yaml"
@@ -50,6 +53,16 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
                      "WHERE t.operator IS NOT NULL")) == int(query("SELECT count(*) FROM tools WHERE parent_id IS NOT NULL"))  # fmt: skip
     assert int(query("SELECT count(*) FROM rejections WHERE reason IS NOT NULL AND detail <> ''")) >= 1
     assert query("SELECT count(*) FROM bundles") == "4"
+    # agents over the bundles, and tasks: each kept (valid) or rejected with its reason, or a failed call recorded
+    assert query("SELECT count(*) FROM agents") == "4"
+    kept, rejected = int(query("SELECT count(*) FROM tasks")), int(query("SELECT count(*) FROM rejections WHERE kind = 'task'"))
+    failed = int(query("SELECT count(*) FROM rejections WHERE subject LIKE 'task/%' AND kind = 'llm_output'"))
+    assert kept + rejected + failed == 8
+    if kept:  # a task listed with its rubric and the tools its agent needs
+        row = query("SELECT len(from_json(t.rubric->'criteria', '[\"JSON\"]')) > 0 AND count(tl.tool_id) > 0 FROM tasks t "
+                    "JOIN agents a USING (run_id, agent_id) JOIN tools tl ON tl.run_id = t.run_id AND list_contains(a.tool_ids, tl.tool_id) "
+                    "GROUP BY t.task_id, t.rubric LIMIT 1")  # fmt: skip
+        assert row.lower() == "true"
     # the run keeps its resolved config and hash, and the per-role usage
     run_dir = next((tmp_path / "data" / "runs").iterdir())
     assert (run_dir / "config.yaml").exists()

@@ -23,6 +23,17 @@ SetOpt = Annotated[Optional[list[str]], typer.Option("--set", "-s", help="overri
 RunOpt = Annotated[Optional[str], typer.Option("--run-id", help="run to create or resume (default: <run.name>-<config hash>)")]
 
 
+def stop_on_sigterm() -> None:
+    """Treat SIGTERM (kill, a scheduler's timeout) like Ctrl-C: buffered records are written
+    and the run is marked interrupted, so a re-run resumes."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def _load(config: Path | None, overrides: list[str] | None):
     try:
         return load_config(config, overrides or [])
@@ -43,6 +54,7 @@ def synth(
     from worldsmith.summary import print_summary
 
     cfg, root = _load(config, set_)
+    stop_on_sigterm()
     try:
         summary = pipeline.synth(cfg, root, run_id=run_id, stages=stage, log=lambda m: err.print(m, highlight=False))
     except KeyboardInterrupt:
@@ -207,6 +219,40 @@ def tools_stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
     console.print(f"run [bold]{run}[/bold]")
     for title, (columns, rows) in tool_stats(data, run).items():
         _print_table(title, columns, rows)
+
+
+tasks_app = typer.Typer(help="Agents and tasks: generate, stats.", no_args_is_help=True)
+app.add_typer(tasks_app, name="tasks")
+
+
+@tasks_app.command("run")
+def tasks_run(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
+    """Write tasks (persona, goal, initial state, rubric) for the run's agents, and validate them."""
+    synth(config=config, set_=set_, run_id=run_id, stage=["tasks"])
+
+
+@tasks_app.command("stats")
+def tasks_stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
+    """Tasks by difficulty, criteria by kind, machine-checkable share, rejection reasons."""
+    from worldsmith.pipeline import data_dir
+    from worldsmith.specs.stats import latest_run
+    from worldsmith.tasks.stats import task_stats
+
+    cfg, root = _load(config, None)
+    data = data_dir(cfg, root)
+    run = run_id or latest_run(data)
+    if not run:
+        err.print("no run yet: run `make synth` first")
+        raise typer.Exit(1)
+    console.print(f"run [bold]{run}[/bold]")
+    for title, (columns, rows) in task_stats(data, run).items():
+        _print_table(title, columns, rows)
+
+
+@app.command()
+def agents(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
+    """Write an agent (system prompt + tools) for each tool bundle of the run."""
+    synth(config=config, set_=set_, run_id=run_id, stage=["agents"])
 
 
 @app.command("config")

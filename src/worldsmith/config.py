@@ -171,6 +171,24 @@ class ToolsConfig(Strict):
     bundles: BundleConfig = BundleConfig()
 
 
+DIFFICULTIES = ("single_call", "multi_call", "dependent_calls", "error_recovery", "clarification", "irrelevance")
+
+
+class AgentsConfig(Strict):
+    """One agent (system prompt + tools) per bundle; styles and strictness sampled so agents differ."""
+
+    enabled: bool = True
+    styles: list[str] = Field(default_factory=lambda: ["concise and formal", "warm and friendly", "terse expert", "patient and explanatory"], min_length=1)
+    strictness: list[Literal["lenient", "standard", "strict"]] = Field(default_factory=lambda: ["lenient", "standard", "strict"], min_length=1)
+
+
+class TasksConfig(Strict):
+    enabled: bool = True
+    per_agent: PositiveInt = 2  # tasks per agent; difficulties are taken in turn
+    difficulties: list[Literal[DIFFICULTIES]] = Field(default_factory=lambda: list(DIFFICULTIES), min_length=1)  # type: ignore[valid-type]
+    max_state_bytes: PositiveInt = 8192
+
+
 class CrawlConfig(Strict):
     concurrency: PositiveInt = 3
     timeout_s: PositiveFloat = 60
@@ -183,6 +201,8 @@ class PipelineConfig(Strict):
     smoke: SmokeConfig = SmokeConfig()
     crawl: CrawlConfig = CrawlConfig()
     tools: ToolsConfig = ToolsConfig()
+    agents: AgentsConfig = AgentsConfig()
+    tasks: TasksConfig = TasksConfig()
 
     def resolved(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

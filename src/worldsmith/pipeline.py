@@ -18,6 +18,8 @@ import yaml
 
 from worldsmith import smoke
 from worldsmith.specs import stage as specs_stage
+from worldsmith.tasks.agents import run_agents
+from worldsmith.tasks.generate import run_tasks
 from worldsmith.config import EMBEDDED, PipelineConfig
 from worldsmith.context import RunContext
 from worldsmith.llm import Prompts
@@ -29,6 +31,8 @@ STAGES: dict[str, Callable[[RunContext], dict[str, Any]]] = {
     "smoke": smoke.run_sync,
     "tools": specs_stage.run_tools,
     "bundles": specs_stage.run_bundles,
+    "agents": run_agents,
+    "tasks": run_tasks,
 }
 
 
@@ -42,7 +46,7 @@ def data_dir(cfg: PipelineConfig, root: Path) -> Path:
 
 
 # the config section whose `enabled` switches a stage
-STAGE_SECTIONS = {"smoke": "smoke", "tools": "tools", "bundles": "tools"}
+STAGE_SECTIONS = {"smoke": "smoke", "tools": "tools", "bundles": "tools", "agents": "agents", "tasks": "tasks"}
 
 
 def enabled_stages(cfg: PipelineConfig) -> list[str]:

@@ -170,14 +170,20 @@ class Bundle(Record):
 
 
 class Agent(Record):
+    """A system prompt over a tool bundle. OpenAI tool objects are derived from `tool_ids`."""
+
     stage: ClassVar[str] = "agents"
     id_field: ClassVar[str] = "agent_id"
+    json_fields: ClassVar[frozenset[str]] = frozenset({"policies"})
 
     agent_id: str
+    bundle_id: str
     system_prompt: str
-    tool_ids: list[str]
+    tool_ids: list[str]  # the bundle's tools, then its distractors
     domain: str
     style: str
+    strictness: str
+    policies: dict[str, Any] = Field(default_factory=dict)  # role, confirm_before, never, guidelines
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -82,7 +82,7 @@ class RunStore:
             seen.update(fresh)
             return len(fresh)
 
-    def writer(self, record_type: type[Record], flush_every: int = 64, flush_seconds: float = 5.0) -> BufferedWriter:
+    def writer(self, record_type: type[Record], flush_every: int = 64, flush_seconds: float = 2.0) -> BufferedWriter:
         return BufferedWriter(self, record_type, flush_every, flush_seconds)
 
     # ------------------------------------------------------------------ reading

@@ -351,7 +351,7 @@ def grammar_schema(schema: Any) -> Any:
         return {
             k: (grammar_schema(v) if k not in ("properties", "$defs", "definitions") else {n: grammar_schema(s) for n, s in v.items()})
             for k, v in schema.items()
-            if k not in GRAMMAR_DROPPED_KEYS
+            if k not in GRAMMAR_DROPPED_KEYS and not (k == "enum" and v == [])  # llama.cpp refuses an empty enum (seen in a crawled tool)
         }
     if isinstance(schema, list):
         return [grammar_schema(x) for x in schema]

@@ -1,0 +1,1 @@
+"""Agents, tasks and rubrics: system prompts over tool bundles, and rubric-checked tasks."""
