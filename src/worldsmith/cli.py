@@ -204,11 +204,9 @@ def _print_table(title: str, columns: list[str], rows: list[tuple], max_width: i
     console.print(table)
 
 
-@tools_app.command("stats")
-def tools_stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
-    """Counts by source, category, domain, annotation; rejections; coverage of the bundles."""
+def _print_sections(config: Path | None, run_id: str | None, sections: dict[str, str]) -> None:
     from worldsmith.pipeline import data_dir
-    from worldsmith.specs.stats import latest_run, tool_stats
+    from worldsmith.store import latest_run, query_sections
 
     cfg, root = _load(config, None)
     data = data_dir(cfg, root)
@@ -217,8 +215,16 @@ def tools_stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
         err.print("no run yet: run `make synth` first")
         raise typer.Exit(1)
     console.print(f"run [bold]{run}[/bold]")
-    for title, (columns, rows) in tool_stats(data, run).items():
+    for title, (columns, rows) in query_sections(data, run, sections).items():
         _print_table(title, columns, rows)
+
+
+@tools_app.command("stats")
+def tools_stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
+    """Counts by source, category, domain, annotation; rejections; coverage of the bundles."""
+    from worldsmith.specs.stats import SECTIONS
+
+    _print_sections(config, run_id, SECTIONS)
 
 
 tasks_app = typer.Typer(help="Agents and tasks: generate, stats.", no_args_is_help=True)
@@ -234,19 +240,9 @@ def tasks_run(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = No
 @tasks_app.command("stats")
 def tasks_stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
     """Tasks by difficulty, criteria by kind, machine-checkable share, rejection reasons."""
-    from worldsmith.pipeline import data_dir
-    from worldsmith.specs.stats import latest_run
-    from worldsmith.tasks.stats import task_stats
+    from worldsmith.tasks.stats import SECTIONS
 
-    cfg, root = _load(config, None)
-    data = data_dir(cfg, root)
-    run = run_id or latest_run(data)
-    if not run:
-        err.print("no run yet: run `make synth` first")
-        raise typer.Exit(1)
-    console.print(f"run [bold]{run}[/bold]")
-    for title, (columns, rows) in task_stats(data, run).items():
-        _print_table(title, columns, rows)
+    _print_sections(config, run_id, SECTIONS)
 
 
 @app.command()

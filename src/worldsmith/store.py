@@ -241,3 +241,15 @@ def query(data_dir: str | os.PathLike, sql: str) -> tuple[list[str], list[tuple]
         cursor = con.execute(sql)
         columns = [d[0] for d in cursor.description] if cursor.description else []
         return columns, cursor.fetchall()
+
+
+def latest_run(data_dir: str | os.PathLike) -> str | None:
+    """The most recently started run in the catalog."""
+    _, rows = query(data_dir, "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")
+    return rows[0][0] if rows else None
+
+
+def query_sections(data_dir: str | os.PathLike, run_id: str, sections: dict[str, str]) -> dict[str, tuple[list[str], list[tuple]]]:
+    """Run titled SQL statements for one run (`$run` in the SQL stands for its quoted id)."""
+    quoted = "'" + run_id.replace("'", "''") + "'"
+    return {title: query(data_dir, sql.replace("$run", quoted)) for title, sql in sections.items()}

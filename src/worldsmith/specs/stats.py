@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from worldsmith.store import query
-
 SECTIONS = {
     "by source": "SELECT source, count(*) AS tools, count(DISTINCT server) AS servers FROM tools WHERE run_id = $run GROUP BY ALL ORDER BY tools DESC",
     "by category": "SELECT coalesce(category, '(none)') AS category, source, count(*) AS tools FROM tools WHERE run_id = $run GROUP BY ALL ORDER BY category, source",
@@ -24,12 +20,3 @@ SECTIONS = {
         FROM tools t LEFT JOIN used u USING (tool_id) WHERE t.run_id = $run GROUP BY ALL ORDER BY t.source""",
     "bundles": "SELECT count(*) AS bundles, round(avg(len(tool_ids)), 2) AS mean_size, sum(CASE WHEN len(list_distinct(sources)) > 1 THEN 1 ELSE 0 END) AS mixed_real_synthetic FROM bundles WHERE run_id = $run",
 }
-
-
-def latest_run(data_dir: Path) -> str | None:
-    _, rows = query(data_dir, "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")
-    return rows[0][0] if rows else None
-
-
-def tool_stats(data_dir: Path, run_id: str) -> dict[str, tuple[list[str], list[tuple]]]:
-    return {title: query(data_dir, sql.replace("$run", f"'{run_id.replace(chr(39), '')}'")) for title, sql in SECTIONS.items()}

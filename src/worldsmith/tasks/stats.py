@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from worldsmith.store import query
-
 SECTIONS = {
     "tasks by difficulty": "SELECT difficulty, count(*) AS tasks FROM tasks WHERE run_id = $run GROUP BY ALL ORDER BY tasks DESC",
     "criteria by kind": """
@@ -21,7 +17,3 @@ SECTIONS = {
         WHERE run_id = $run AND (kind = 'task' OR subject LIKE 'task/%' OR subject LIKE 'agent/%') GROUP BY ALL ORDER BY n DESC""",
     "agents": "SELECT strictness, style, count(*) AS agents, round(avg(len(tool_ids)), 1) AS mean_tools FROM agents WHERE run_id = $run GROUP BY ALL ORDER BY agents DESC",
 }
-
-
-def task_stats(data_dir: Path, run_id: str) -> dict[str, tuple[list[str], list[tuple]]]:
-    return {title: query(data_dir, sql.replace("$run", f"'{run_id.replace(chr(39), '')}'")) for title, sql in SECTIONS.items()}
