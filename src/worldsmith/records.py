@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import types
 import typing
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
@@ -64,7 +65,7 @@ def _arrow_type(cls: type[Record], name: str, annotation: Any) -> pa.DataType:
     if name in cls.json_fields:
         return pa.string()
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) in (typing.Union, getattr(__import__("types"), "UnionType")) and len(args) == 1:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
         annotation = args[0]
     origin = typing.get_origin(annotation)
     if origin is Literal or annotation is str:
