@@ -23,7 +23,7 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     cfg["smoke"]["requests"] = 2
     for key in ("snapshot_dir", "servers_file", "taxonomy_file"):  # relative paths are taken from the config's folder
         cfg["tools"][key] = str(project_root / cfg["tools"][key])
-    cfg["tasks"] = {"per_agent": 2}
+    cfg["tasks"] = {"per_agent": 1}
     cfg["tools"]["evolve"].update(categories=1, domains_per_category=1, tools_per_domain=3, evolutions_per_tool=1)
     cfg["tools"]["bundles"].update(count=4)
     config = tmp_path / "pipeline.yaml"
@@ -57,7 +57,7 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     assert query("SELECT count(*) FROM agents") == "4"
     kept, rejected = int(query("SELECT count(*) FROM tasks")), int(query("SELECT count(*) FROM rejections WHERE kind = 'task'"))
     failed = int(query("SELECT count(*) FROM rejections WHERE subject LIKE 'task/%' AND kind = 'llm_output'"))
-    assert kept + rejected + failed == 8
+    assert kept + rejected + failed == 4
     if kept:  # a task listed with its rubric and the tools its agent needs
         row = query("SELECT len(from_json(t.rubric->'criteria', '[\"JSON\"]')) > 0 AND count(tl.tool_id) > 0 FROM tasks t "
                     "JOIN agents a USING (run_id, agent_id) JOIN tools tl ON tl.run_id = t.run_id AND list_contains(a.tool_ids, tl.tool_id) "

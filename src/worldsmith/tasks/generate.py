@@ -144,7 +144,8 @@ async def make_tasks(ctx: RunContext) -> dict[str, Any]:
     counts = {"new": 0, "rejected": 0, "failed_calls": 0}
 
     async def one(client, agent: Agent, k: int) -> None:
-        difficulty = cfg.difficulties[k % len(cfg.difficulties)]
+        # each agent starts at its own place in the difficulty list, so one task per agent still covers all
+        difficulty = cfg.difficulties[(int(agent.agent_id[-6:], 16) + k) % len(cfg.difficulties)]
         task_id = task_id_for(agent, k)
         tools = [tools_by_id[t] for t in agent.tool_ids if t in tools_by_id]
         entities = sorted({e for t in tools for e in t.extra.get("entities", [])}) or sorted({agent.domain.lower().replace(" ", "_")[:30] or "records"})
