@@ -9,6 +9,7 @@ machine-checkable by construction. Irrelevance tasks get a schema with no expect
 from __future__ import annotations
 
 import asyncio
+import zlib
 from typing import Any
 
 from worldsmith.context import RunContext
@@ -145,7 +146,7 @@ async def make_tasks(ctx: RunContext) -> dict[str, Any]:
 
     async def one(client, agent: Agent, k: int) -> None:
         # each agent starts at its own place in the difficulty list, so one task per agent still covers all
-        difficulty = cfg.difficulties[(int(agent.agent_id[-6:], 16) + k) % len(cfg.difficulties)]
+        difficulty = cfg.difficulties[(zlib.crc32(agent.agent_id.encode()) + k) % len(cfg.difficulties)]
         task_id = task_id_for(agent, k)
         tools = [tools_by_id[t] for t in agent.tool_ids if t in tools_by_id]
         entities = sorted({e for t in tools for e in t.extra.get("entities", [])}) or sorted({agent.domain.lower().replace(" ", "_")[:30] or "records"})
