@@ -85,8 +85,13 @@ class UsageMeter:
         usage.completion_tokens += result.completion_tokens
         usage.latency_s += result.latency_s
         if not result.ok:
-            usage.failures += 1
-            usage.failures_by_kind[result.error_kind or "unknown"] += 1
+            self.add_failure(result.role, result.error_kind or "unknown")
+
+    def add_failure(self, role: str, kind: str) -> None:
+        """Count a failure; also for a call the server answered but whose reply we refused."""
+        usage = self.by_role[role]
+        usage.failures += 1
+        usage.failures_by_kind[kind] += 1
 
     def snapshot(self) -> dict[str, Any]:
         out = {}
@@ -279,9 +284,7 @@ class LLMClient:
         if result.ok:
             parse_structured(result, schema)
             if not result.ok:  # the meter counted it as a success; correct that
-                usage = self.usage.by_role[role]
-                usage.failures += 1
-                usage.failures_by_kind[result.error_kind or "parse"] += 1
+                self.usage.add_failure(role, result.error_kind or "parse")
         return result
 
     # ------------------------------------------------------------ tool calls
@@ -323,9 +326,7 @@ class LLMClient:
         if result.ok:
             parse_constrained_turn(result, schema)
             if not result.ok:
-                usage = self.usage.by_role[role]
-                usage.failures += 1
-                usage.failures_by_kind[result.error_kind or "parse"] += 1
+                self.usage.add_failure(role, result.error_kind or "parse")
         return result
 
 
