@@ -56,7 +56,7 @@ def run_stages(config_path: str, overrides: list[str] | None, run_id: str | None
 
 @flow(name="synth", log_prints=True)
 def synth(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
-    """Tools -> bundles -> agents -> tasks (and the stages to come), resuming a run with the same id."""
+    """Tools -> bundles -> agents -> tasks -> rollouts (and the stages to come), resuming a run with the same id."""
     return run_stages(config_path, overrides, run_id, None)
 
 
@@ -66,6 +66,15 @@ def evolve(config_path: str = "pipeline.yaml", overrides: list[str] | None = Non
     return run_stages(config_path, overrides, run_id, ["tools", "bundles"])
 
 
+@flow(name="rollouts", log_prints=True)
+def rollouts(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
+    """Simulated episodes for the run's tasks (finished episodes are skipped)."""
+    return run_stages(config_path, overrides, run_id, ["rollouts"])
+
+
+FLOWS = {"synth": synth, "evolve": evolve, "rollouts": rollouts}
+
+
 def main(argv: list[str]) -> None:
     import argparse
 
@@ -73,7 +82,7 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--config", default=os.environ.get("WORLDSMITH_CONFIG", "pipeline.yaml"))
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--run-id", default=None)
-    parser.add_argument("--flow", choices=["synth", "evolve"], default="synth")
+    parser.add_argument("--flow", choices=list(FLOWS), default="synth")
     args = parser.parse_args(argv)
     from worldsmith.config import ConfigError
 
@@ -85,7 +94,7 @@ def main(argv: list[str]) -> None:
     from worldsmith.cli import stop_on_sigterm
 
     stop_on_sigterm()
-    {"synth": synth, "evolve": evolve}[args.flow](config_path=args.config, overrides=args.overrides, run_id=args.run_id)
+    FLOWS[args.flow](config_path=args.config, overrides=args.overrides, run_id=args.run_id)
 
 
 if __name__ == "__main__":

@@ -59,3 +59,24 @@ def llm_config(url: str, **role_overrides):
         {"endpoints": {"local": {"urls": [url], "model": "smollm2-135m", "timeout_s": 120}},
          "retry": {"max_attempts": 3, "initial_backoff_s": 0.05, "max_backoff_s": 0.2}, "roles": roles}  # fmt: skip
     )
+
+
+@pytest.fixture(scope="session")
+def time_entry():
+    """The time server exactly as the committed server list has it (so the list is checked too)."""
+    from worldsmith.specs.crawl import load_server_list
+
+    entries = {e.name: e for e in load_server_list(ROOT / "tool_specs" / "servers.yaml")}
+    entry = entries["time"]
+    assert entry.package == "mcp-server-time" and entry.version
+    return entry
+
+
+@pytest.fixture(scope="session")
+def time_cache(tmp_path_factory, time_entry) -> Path:
+    """A venv cache holding the real mcp-server-time from PyPI, installed once per session."""
+    from worldsmith.specs.crawl import ensure_venv
+
+    cache = tmp_path_factory.mktemp("mcp-venvs")
+    ensure_venv(time_entry, cache, log_dir=cache / "logs")
+    return cache

@@ -85,23 +85,6 @@ def run(coro):
 # --------------------------------------------------------------------------- fixtures
 
 
-@pytest.fixture(scope="session")
-def time_entry() -> ServerEntry:
-    """The time server exactly as the committed server list has it (so the list is checked too)."""
-    entries = {e.name: e for e in load_server_list(SERVERS_YAML)}
-    entry = entries["time"]
-    assert entry.package == "mcp-server-time" and entry.version
-    return entry
-
-
-@pytest.fixture(scope="session")
-def time_cache(tmp_path_factory, time_entry) -> Path:
-    """A venv cache holding the real mcp-server-time from PyPI, installed once per session."""
-    cache = tmp_path_factory.mktemp("mcp-venvs")
-    ensure_venv(time_entry, cache, log_dir=cache / "logs")
-    return cache
-
-
 @pytest.fixture()
 def pager(tmp_path) -> tuple[Path, Path]:
     script = tmp_path / "pager.py"

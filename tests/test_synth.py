@@ -26,6 +26,7 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     cfg["tasks"] = {"per_agent": 1}
     cfg["tools"]["evolve"].update(categories=1, domains_per_category=1, tools_per_domain=3, evolutions_per_tool=1)
     cfg["tools"]["bundles"].update(count=4)
+    cfg["rollouts"].update(samples_per_task=1, max_turns=2, max_tool_calls=3, max_tokens=1500)
     config = tmp_path / "pipeline.yaml"
     config.write_text(yaml.safe_dump(cfg))
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180"}
@@ -63,6 +64,11 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
                     "JOIN agents a USING (run_id, agent_id) JOIN tools tl ON tl.run_id = t.run_id AND list_contains(a.tool_ids, tl.tool_id) "
                     "GROUP BY t.task_id, t.rubric LIMIT 1")  # fmt: skip
         assert row.lower() == "true"
+    # one episode per kept task, each ended by a stop, a limit or a recorded error
+    assert query("SELECT count(*) FROM trajectories") == str(kept)
+    assert query("SELECT count(*) FROM trajectories WHERE status IS NULL OR (status = 'error' AND reason IS NULL)") == "0"
+    if kept:
+        assert int(query("SELECT (usage->'$.user_sim.calls')::INT FROM runs")) >= 1
     # the run keeps its resolved config and hash, and the per-role usage
     run_dir = next((tmp_path / "data" / "runs").iterdir())
     assert (run_dir / "config.yaml").exists()

@@ -245,6 +245,59 @@ def tasks_stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
     _print_sections(config, run_id, SECTIONS)
 
 
+rollouts_app = typer.Typer(help="Simulated episodes: run, stats, show.", no_args_is_help=True)
+app.add_typer(rollouts_app, name="rollouts")
+
+
+@rollouts_app.command("run")
+def rollouts_run(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
+    """Simulate `rollouts.samples_per_task` episodes per task of the run (finished ones are skipped)."""
+    synth(config=config, set_=set_, run_id=run_id, stage=["rollouts"])
+
+
+@rollouts_app.command("stats")
+def rollouts_stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
+    """Trajectories by status and difficulty, tool calls by executor, injected faults, errors."""
+    from worldsmith.sim.stats import SECTIONS
+
+    _print_sections(config, run_id, SECTIONS)
+
+
+@rollouts_app.command("show")
+def rollouts_show(
+    trajectory_id: Annotated[Optional[str], typer.Argument(help="a trajectory id (default: the latest one)")] = None,
+    config: ConfigOpt = None,
+    run_id: RunOpt = None,
+) -> None:
+    """Print one trajectory as a conversation: messages, tool calls, faults, state changes."""
+    from worldsmith.pipeline import data_dir
+    from worldsmith.records import Trajectory
+    from worldsmith.store import RunStore, latest_run
+
+    cfg, root = _load(config, None)
+    data = data_dir(cfg, root)
+    run = run_id or latest_run(data)
+    trajs = RunStore(data, run).read(Trajectory) if run else []
+    if trajectory_id:
+        trajs = [t for t in trajs if t.trajectory_id == trajectory_id]
+    if not trajs:
+        err.print(f"no trajectory {trajectory_id or ''} in run {run}")
+        raise typer.Exit(1)
+    t = max(trajs, key=lambda t: t.created_at)
+    console.print(f"[bold]{t.trajectory_id}[/bold] task {t.task_id} · {t.status} ({t.reason}) · {t.turns} turns · "
+                  f"{t.tool_calls} tool calls · {t.generated_tokens} tokens · {t.latency_s:.1f} s")  # fmt: skip
+    for m in t.messages:
+        who = m["role"]
+        text = m.get("content") or ""
+        for call in m.get("tool_calls") or []:
+            text += f"\n→ {call['function']['name']}({call['function']['arguments']})"
+        console.print(f"[bold]{who:>9}[/bold] {text}", highlight=False, markup=False)
+    for f in t.faults:
+        console.print(f"[yellow]fault[/yellow] turn {f['turn']} {f['tool']}: {f['kind']}{' (forced)' if f['forced'] else ''}")
+    for p in t.world_states.get("patches", []):
+        console.print(f"[cyan]patch[/cyan] {p['tool']}: {json.dumps(p['patch'])[:200]}", highlight=False, markup=False)
+
+
 @app.command()
 def agents(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
     """Write an agent (system prompt + tools) for each tool bundle of the run."""

@@ -189,6 +189,63 @@ class TasksConfig(Strict):
     max_state_bytes: PositiveInt = 8192
 
 
+class FaultRates(Strict):
+    """Per tool call. Network faults hit only open-world tools; data faults only read-only ones."""
+
+    transient_error: Probability = 0.04
+    timeout: Probability = 0.03
+    rate_limit: Probability = 0.03
+    partial_result: Probability = 0.04
+    empty_result: Probability = 0.03
+    edge_case: Probability = 0.05
+
+    @model_validator(mode="after")
+    def _sum(self) -> FaultRates:
+        total = sum(self.model_dump().values())
+        if total > 1:
+            raise ValueError(f"rollouts.faults.rates: got rates summing to {total:g}, expected at most 1")
+        return self
+
+
+class FaultsConfig(Strict):
+    enabled: bool = True
+    rates: FaultRates = FaultRates()
+    force_on_error_recovery: bool = True  # error_recovery tasks: the first tool call fails (transient_error), even with enabled: false
+
+
+class ToolSimConfig(Strict):
+    max_attempts: PositiveInt = 3  # a reply whose patch does not apply (or breaks a schema) is asked again
+    max_state_chars: PositiveInt = 6000  # larger states: the simulator sees the collections the call concerns
+    max_state_bytes: PositiveInt = 65536  # a patch that grows the state past this is refused
+    constrain_paths: bool = True  # patch paths limited (by the grammar) to pointers that exist in the state
+
+
+class RealExecutionConfig(Strict):
+    """Crawled servers whose tools are executed for real through MCP instead of simulated."""
+
+    enabled: bool = True
+    servers: list[str] = Field(default_factory=lambda: ["time"])  # each must be safe_to_execute in servers.yaml
+    timeout_s: PositiveFloat = 30
+
+
+class RolloutsConfig(Strict):
+    """Simulated multi-turn episodes: agent policy <-> user simulator, agent <-> tool simulator."""
+
+    enabled: bool = True
+    samples_per_task: PositiveInt = 2  # trajectories per task, each with its own seed (pass^k)
+    concurrency: PositiveInt = 8  # episodes in flight (the endpoints' own limits still apply)
+    adaptive_concurrency: bool = True  # AIMD: halve on timeouts/5xx, grow by one on success
+    max_turns: PositiveInt = 6  # user messages per episode
+    max_tool_calls: PositiveInt = 8
+    max_agent_steps_per_turn: PositiveInt = 6  # assistant messages between two user messages
+    max_tokens: PositiveInt = 8000  # generated tokens per episode, all roles together
+    require_tool: Literal["first_turn", "never"] = "first_turn"  # force a call on the first assistant step of tool tasks
+    first_user_message: Literal["simulate", "goal_request"] = "simulate"
+    tool_sim: ToolSimConfig = ToolSimConfig()
+    faults: FaultsConfig = FaultsConfig()
+    real_execution: RealExecutionConfig = RealExecutionConfig()
+
+
 class CrawlConfig(Strict):
     concurrency: PositiveInt = 3
     timeout_s: PositiveFloat = 60
@@ -203,6 +260,7 @@ class PipelineConfig(Strict):
     tools: ToolsConfig = ToolsConfig()
     agents: AgentsConfig = AgentsConfig()
     tasks: TasksConfig = TasksConfig()
+    rollouts: RolloutsConfig = RolloutsConfig()
 
     def resolved(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -18,6 +18,7 @@ import yaml
 
 from worldsmith import smoke
 from worldsmith.specs import stage as specs_stage
+from worldsmith.sim.rollout import run_rollouts
 from worldsmith.tasks.agents import run_agents
 from worldsmith.tasks.generate import run_tasks
 from worldsmith.config import EMBEDDED, PipelineConfig
@@ -33,6 +34,7 @@ STAGES: dict[str, Callable[[RunContext], dict[str, Any]]] = {
     "bundles": specs_stage.run_bundles,
     "agents": run_agents,
     "tasks": run_tasks,
+    "rollouts": run_rollouts,
 }
 
 
@@ -46,7 +48,7 @@ def data_dir(cfg: PipelineConfig, root: Path) -> Path:
 
 
 # the config section whose `enabled` switches a stage
-STAGE_SECTIONS = {"smoke": "smoke", "tools": "tools", "bundles": "tools", "agents": "agents", "tasks": "tasks"}
+STAGE_SECTIONS = {"smoke": "smoke", "tools": "tools", "bundles": "tools", "agents": "agents", "tasks": "tasks", "rollouts": "rollouts"}
 
 
 def enabled_stages(cfg: PipelineConfig) -> list[str]:

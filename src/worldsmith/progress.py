@@ -55,3 +55,68 @@ async def gather_with_progress(
             elapsed = max(time.monotonic() - started, 1e-9)
             progress.update(task, advance=1, rate=f"{len(results) / elapsed:.2f}/s", failed=n_failed)
     return results
+
+
+class LiveProgress:
+    """Progress of a stage whose items run concurrently: done / total, in flight, failed,
+    generated tokens/s and ETA. `tokens` reads the run's generated-token count."""
+
+    def __init__(self, description: str, total: int, tokens: Callable[[], int] | None = None, extra: Callable[[], str] | None = None):
+        self.description = description
+        self.total = total
+        self.tokens = tokens
+        self.extra = extra
+        self.done = self.failed = self._in_flight = 0
+        self._task = None
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+            refresh_per_second=2,
+        )
+
+    def __enter__(self) -> LiveProgress:
+        self._started = time.monotonic()
+        self._tokens0 = self.tokens() if self.tokens else 0
+        self._progress.__enter__()
+        self._task = self._progress.add_task(self.description, total=self.total, status="")
+        self._refresh()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._refresh()
+        self._progress.__exit__(*exc)
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    @in_flight.setter
+    def in_flight(self, value: int) -> None:
+        self._in_flight = value
+        if self._task is not None:
+            self._refresh()
+
+    def advance(self, failed: bool = False) -> None:
+        self.done += 1
+        self.failed += bool(failed)
+        self._progress.update(self._task, advance=1)
+        self._refresh()
+
+    def status(self) -> str:
+        elapsed = max(time.monotonic() - self._started, 1e-9)
+        parts = [f"{self.in_flight} in flight", f"[red]{self.failed} failed[/red]"]
+        if self.tokens:
+            parts.append(f"{(self.tokens() - self._tokens0) / elapsed:.1f} tok/s")
+        if self.extra:
+            parts.append(self.extra())
+        return " · ".join(parts)
+
+    def _refresh(self) -> None:
+        self._progress.update(self._task, status=self.status())

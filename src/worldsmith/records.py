@@ -235,21 +235,37 @@ class Task(Record):
 # ------------------------------------------------------------------ trajectories
 
 
+TrajectoryStatus = Literal["finished", "max_turns", "max_tool_calls", "max_tokens", "error"]
+
+
 class Trajectory(Record):
+    """One simulated episode. `status` says how it ended; `reason` says why (user_stop,
+    user_transfer, user_give_up, or for errors `agent_output: ...`, `tool_sim_failed: ...`,
+    `user_sim_failed: ...`). Simulator failures are not the agent's fault: never training data."""
+
     stage: ClassVar[str] = "trajectories"
     id_field: ClassVar[str] = "trajectory_id"
-    json_fields: ClassVar[frozenset[str]] = frozenset({"messages", "world_states", "faults", "usage"})
+    json_fields: ClassVar[frozenset[str]] = frozenset({"messages", "tools", "world_states", "calls", "faults", "usage", "models"})
 
     trajectory_id: str
     task_id: str
-    messages: list[dict[str, Any]]
-    world_states: dict[str, Any]  # {"initial": ..., "final": ..., "patches": [...]}
-    faults: list[dict[str, Any]] = Field(default_factory=list)
-    usage: dict[str, Any] = Field(default_factory=dict)
-    model: str
+    agent_id: str
+    sample: int  # 0 .. samples_per_task-1
     seed: int
-    status: Literal["finished", "max_turns", "error"]
+    messages: list[dict[str, Any]]  # OpenAI chat format: assistant tool_calls, tool replies with tool_call_id
+    tools: list[dict[str, Any]]  # the OpenAI function tools the agent was offered, in order
+    world_states: dict[str, Any]  # {"initial": ..., "final": ..., "patches": [{"call_id", "tool", "patch"}]}
+    calls: list[dict[str, Any]] = Field(default_factory=list)  # per tool call: tool_id, arguments, executor, ok, error
+    faults: list[dict[str, Any]] = Field(default_factory=list)  # {"turn", "call_id", "tool", "kind", "forced"}
+    usage: dict[str, Any] = Field(default_factory=dict)  # per role: calls, prompt_tokens, completion_tokens
+    models: dict[str, Any] = Field(default_factory=dict)  # per role: the model name
+    model: str  # the agent policy's model
+    status: TrajectoryStatus
     reason: str | None = None
+    raw: str | None = None  # the model output that could not be used, when one ended the episode
+    turns: int = 0  # user messages
+    tool_calls: int = 0
+    generated_tokens: int = 0
     latency_s: float = 0.0
     created_at: datetime = Field(default_factory=utcnow)
 

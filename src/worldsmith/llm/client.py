@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import json
 import os
@@ -66,6 +67,7 @@ class LLMResult:
 class RoleUsage:
     calls: int = 0
     failures: int = 0
+    retries: int = 0  # extra attempts after timeouts, connection errors, 429 and 5xx
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
@@ -75,12 +77,16 @@ class RoleUsage:
 class UsageMeter:
     """Token usage and latency per role, saved with each run."""
 
-    def __init__(self) -> None:
+    def __init__(self, parent: UsageMeter | None = None) -> None:
         self.by_role: dict[str, RoleUsage] = defaultdict(RoleUsage)
+        self.parent = parent  # a run's meter, when this one counts a part of it (one episode)
 
     def add(self, result: LLMResult) -> None:
+        if self.parent is not None:
+            self.parent.add(result)
         usage = self.by_role[result.role]
         usage.calls += 1
+        usage.retries += max(result.attempts - 1, 0)
         usage.prompt_tokens += result.prompt_tokens
         usage.completion_tokens += result.completion_tokens
         usage.latency_s += result.latency_s
@@ -89,6 +95,8 @@ class UsageMeter:
 
     def add_failure(self, role: str, kind: str) -> None:
         """Count a failure; also for a call the server answered but whose reply we refused."""
+        if self.parent is not None:
+            self.parent.add_failure(role, kind)
         usage = self.by_role[role]
         usage.failures += 1
         usage.failures_by_kind[kind] += 1
@@ -96,7 +104,7 @@ class UsageMeter:
     def snapshot(self) -> dict[str, Any]:
         out = {}
         for role, u in sorted(self.by_role.items()):
-            d = {k: getattr(u, k) for k in ("calls", "failures", "prompt_tokens", "completion_tokens")}
+            d = {k: getattr(u, k) for k in ("calls", "failures", "retries", "prompt_tokens", "completion_tokens")}
             d["latency_s"] = round(u.latency_s, 3)
             d["failures_by_kind"] = dict(u.failures_by_kind)
             d["mean_latency_s"] = round(u.latency_s / u.calls, 4) if u.calls else 0.0
@@ -177,6 +185,14 @@ class LLMClient:
 
     async def __aexit__(self, *exc) -> None:
         await self.aclose()
+
+    def metered(self, usage: UsageMeter) -> LLMClient:
+        """This client (same endpoints and limits) counting into `usage` as well as its own meter."""
+        if usage.parent is None:
+            usage.parent = self.usage
+        child = copy.copy(self)  # shares the endpoints: close only the original
+        child.usage = usage
+        return child
 
     def role(self, name: str) -> RoleConfig:
         return getattr(self.cfg.roles, name)

@@ -463,6 +463,24 @@ def _resolve_command(entry: ServerEntry, venv: Path | None, subs: dict[str, str]
     return cmd, rest
 
 
+def stdio_params(entry: ServerEntry, venv: Path | None, subs: dict[str, str]) -> Any:
+    """How to start a stdio server: its command, arguments, a clean environment and working
+    folder (``subs["tmpdir"]``). Also used to execute safe tools for real during rollouts."""
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import get_default_environment
+
+    cmd, args = _resolve_command(entry, venv, subs)
+    env = get_default_environment()
+    if venv is not None:
+        env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        env["VIRTUAL_ENV"] = str(venv)
+    # a fixed hash seed: a server that builds a description from a set lists it in the
+    # same order every time, so a refresh with nothing new gives the same snapshot
+    env.update({"PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0", "NO_COLOR": "1", "TERM": "dumb"})
+    env.update({k: _substitute(v, subs) for k, v in entry.env.items()})
+    return StdioServerParameters(command=cmd, args=args, env=env, cwd=subs.get("tmpdir"))
+
+
 class _StdoutWatch:
     """Wraps a transport's read stream to note what the server sent that was not JSON-RPC
     (the stdio transport hands such lines on as exception values), for the failure reason."""
@@ -610,8 +628,8 @@ async def _attempt(
     append: bool,
 ) -> None:
     import anyio
-    from mcp import Client, StdioServerParameters
-    from mcp.client.stdio import get_default_environment, stdio_client
+    from mcp import Client
+    from mcp.client.stdio import stdio_client
     from mcp.client.streamable_http import streamable_http_client
     from mcp_types import Implementation
 
@@ -641,16 +659,7 @@ async def _attempt(
                 target = Path(tmpdir, rel)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(_substitute(text, subs))
-            cmd, args = _resolve_command(entry, venv, subs)
-            env = get_default_environment()
-            if venv is not None:
-                env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
-                env["VIRTUAL_ENV"] = str(venv)
-            # a fixed hash seed: a server that builds a description from a set lists it in the
-            # same order every time, so a refresh with nothing new gives the same snapshot
-            env.update({"PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0", "NO_COLOR": "1", "TERM": "dumb"})
-            env.update({k: _substitute(v, subs) for k, v in entry.env.items()})
-            params = StdioServerParameters(command=cmd, args=args, env=env, cwd=tmpdir)
+            params = stdio_params(entry, venv, subs)
             transport = stdio_client(params, errlog=errlog)
         client = Client(
             _watched(transport, watch),

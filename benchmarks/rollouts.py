@@ -1,0 +1,151 @@
+"""Rollout benchmarks: pipeline overhead per episode, and engine utilisation.
+
+1. Overhead: episodes of the hand-made order world with a client that answers at once
+   (no model), stored like the real stage does (one atomic shard each): the CPU time per
+   episode is what the pipeline itself costs (prompts, validation, patches, store).
+2. Utilisation: the rollouts stage against a running OpenAI-compatible server (the
+   embedded one by default) records every request it makes; the same requests are then
+   replayed with no dependencies between them at the same concurrency (a saturation load
+   of the same prompts). Ratio = the stage's generated tokens/s ÷ the replay's.
+
+    python benchmarks/rollouts.py [--url http://127.0.0.1:8010/v1] [--episodes 16] [--concurrency 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from worlds import cancel_task, order_agent, order_tools  # noqa: E402
+
+from worldsmith.config import PipelineConfig, load_config  # noqa: E402
+from worldsmith.context import RunContext  # noqa: E402
+from worldsmith.llm import LLMClient, Prompts  # noqa: E402
+from worldsmith.records import Task, Trajectory  # noqa: E402
+from worldsmith.sim.rollout import make_rollouts  # noqa: E402
+from worldsmith.store import RunStore  # noqa: E402
+
+
+def seed_store(store: RunStore, n_tasks: int) -> None:
+    tools = order_tools()
+    store.append(tools)
+    store.append([order_agent(tools)])
+    kinds = ["single_call", "error_recovery", "multi_call", "clarification"]
+    store.append([cancel_task(kinds[i % len(kinds)], task_id=f"tsk_{i:04d}") for i in range(n_tasks)])
+
+
+def overhead(n: int) -> dict:
+    from test_rollouts import ScriptedClient
+
+    cfg = PipelineConfig.model_validate({"rollouts": {"samples_per_task": 1, "concurrency": 8, "real_execution": {"enabled": False}}})
+    patch = [{"op": "replace", "path": "/orders/0/status", "value": "cancelled"}]
+    client = ScriptedClient(
+        user_sim=lambda m: {"message": "Thanks, bye." if len(m) > 4 else "Cancel o-1001 please.", "action": "stop" if len(m) > 4 else "continue"},
+        agent=lambda m: "Order o-1001 is cancelled." if m[-1]["role"] == "tool" else [("cancel_order", {"order_id": "o-1001"})],
+        tool_sim=lambda m: {"result": {"id": "o-1001", "status": "cancelled"}, "patch": patch},
+    )  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RunStore(tmp, "overhead")
+        seed_store(store, n)
+
+        class Ctx(RunContext):
+            def client(self):
+                ctx = self
+
+                class Wrap:
+                    async def __aenter__(self):
+                        return client.metered(ctx.usage)
+
+                    async def __aexit__(self, *e):
+                        pass
+
+                return Wrap()
+
+        ctx = Ctx(cfg=cfg, root=ROOT, run_id="overhead", store=store, prompts=Prompts(ROOT / "prompts"))
+        cpu0, wall0 = time.process_time(), time.perf_counter()
+        counts = asyncio.run(make_rollouts(ctx))
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        trajs = store.read(Trajectory)
+    return {"episodes": counts["new"], "tool_calls": sum(t.tool_calls for t in trajs), "cpu_ms_per_episode": round(1000 * cpu / n, 2),
+            "wall_ms_per_episode": round(1000 * wall / n, 2), "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}  # fmt: skip
+
+
+def utilisation(url: str, episodes: int, concurrency: int) -> dict:
+    cfg, root = load_config(ROOT / "pipeline.yaml", [f"llm.endpoints.local.urls=[{url}]", f"llm.endpoints.local.max_concurrency={concurrency}",
+                                                      f"rollouts.concurrency={concurrency}", "rollouts.samples_per_task=1",
+                                                      "rollouts.adaptive_concurrency=false"])  # fmt: skip
+    recorded: list[dict] = []
+    original = LLMClient.chat
+
+    async def recording_chat(self, role, messages, **kw):
+        result = await original(self, role, messages, **kw)
+        recorded.append({"role": role, "messages": messages, "kw": kw, "completion_tokens": result.completion_tokens})
+        return result
+
+    LLMClient.chat = recording_chat
+    with tempfile.TemporaryDirectory() as tmp:
+        store = RunStore(tmp, "util")
+        seed_store(store, episodes)
+        ctx = RunContext(cfg=cfg, root=root, run_id="util", store=store, prompts=Prompts(root / "prompts"))
+        t0 = time.perf_counter()
+        counts = asyncio.run(make_rollouts(ctx))
+        stage_s = time.perf_counter() - t0
+        stage_tokens = ctx.usage.completion_tokens
+    LLMClient.chat = original
+
+    async def replay() -> tuple[int, float]:
+        client = LLMClient(cfg.llm)
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(req):
+            async with sem:
+                return await client.chat(req["role"], req["messages"], **req["kw"])
+
+        t = time.perf_counter()
+        results = await asyncio.gather(*(one(r) for r in recorded))
+        await client.aclose()
+        return sum(r.completion_tokens for r in results), time.perf_counter() - t
+
+    replay_tokens, replay_s = asyncio.run(replay())
+    stage_rate, replay_rate = stage_tokens / stage_s, replay_tokens / replay_s
+    return {"episodes": counts["new"], "requests": len(recorded), "stage_tokens": stage_tokens, "stage_s": round(stage_s, 1),
+            "stage_tok_s": round(stage_rate, 1), "saturation_tok_s": round(replay_rate, 1), "replay_s": round(replay_s, 1),
+            "utilisation": round(stage_rate / replay_rate, 3), "statuses": {k: v for k, v in counts.items() if k in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error")}}  # fmt: skip
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--url", default=None, help="a running server (default: start the embedded one)")
+    p.add_argument("--episodes", type=int, default=16)
+    p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--overhead-episodes", type=int, default=200)
+    p.add_argument("--skip-engine", action="store_true")
+    a = p.parse_args()
+    results = {"overhead": overhead(a.overhead_episodes)}
+    print(json.dumps({"overhead": results["overhead"]}), flush=True)
+    if not a.skip_engine:
+        if a.url:
+            results["utilisation"] = utilisation(a.url, a.episodes, a.concurrency)
+        else:
+            from worldsmith.llm.server import embedded_server
+
+            cfg, root = load_config(ROOT / "pipeline.yaml")
+            with embedded_server(cfg.llm.server, root, root / "data") as url:
+                results["utilisation"] = utilisation(url, a.episodes, a.concurrency)
+        print(json.dumps({"utilisation": results["utilisation"]}), flush=True)
+    out = ROOT / "benchmarks" / "results"
+    out.mkdir(exist_ok=True)
+    (out / "rollouts.json").write_text(json.dumps({"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), **results}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

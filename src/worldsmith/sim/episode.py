@@ -1,0 +1,140 @@
+"""One episode: the agent policy talks with the user simulator and calls tools.
+
+Turn structure: the user speaks; the agent answers with tool calls (each executed and
+replied to) until it writes text; the user speaks again or ends the episode with its stop
+token. Limits end an episode with their own status: max_turns (user messages),
+max_tool_calls, max_tokens (generated tokens of every role together). Failures of the agent
+(`agent_output`) and of the simulators (`tool_sim_failed`, `user_sim_failed`) end it with
+status `error` and the reason. The messages always form a valid OpenAI conversation: every
+assistant `tool_calls` entry has its `tool` reply.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from worldsmith.config import RolloutsConfig
+from worldsmith.llm import LLMClient, Prompts, UsageMeter
+from worldsmith.records import Agent, Task, Trajectory
+from worldsmith.sim.faults import FaultInjector
+from worldsmith.sim.tools import SimulatorFailure, ToolRunner
+from worldsmith.sim.toolset import ToolSet
+from worldsmith.sim.user import END_REASONS, UserSimulator
+from worldsmith.sim.world import World
+
+# tasks where the agent must not be forced to call a tool on its first step
+NO_FORCED_CALL = ("irrelevance", "clarification")
+ROLES = ("agent", "user_sim", "tool_sim")
+
+
+@dataclass
+class Episode:
+    trajectory_id: str
+    task: Task
+    agent: Agent
+    toolset: ToolSet
+    sample: int
+    seed: int
+
+
+class _End(Exception):
+    def __init__(self, status: str, reason: str, raw: str | None = None):
+        self.status, self.reason, self.raw = status, reason, raw
+
+
+async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: RolloutsConfig, runner: ToolRunner) -> Trajectory:
+    usage = UsageMeter()
+    client = client.metered(usage)
+    runner = ToolRunner(client, prompts, cfg, runner.real)
+    user = UserSimulator(client, prompts, ep.task)
+    world = World(ep.task.initial_state, cfg.tool_sim.max_state_bytes)
+    faults = FaultInjector(cfg.faults, ep.seed, force_first=ep.task.difficulty == "error_recovery")
+    messages: list[dict[str, Any]] = [{"role": "system", "content": ep.agent.system_prompt}]
+    calls: list[dict[str, Any]] = []
+    fault_log: list[dict[str, Any]] = []
+    turns = steps = 0
+    started = time.perf_counter()
+    status, reason, raw = "finished", None, None
+
+    def budget() -> None:
+        if usage.completion_tokens >= cfg.max_tokens:
+            raise _End("max_tokens", f"{usage.completion_tokens} generated tokens, limit {cfg.max_tokens}")
+
+    async def user_speaks() -> bool:
+        """Appends the user's message; True when it ends the episode."""
+        nonlocal turns
+        budget()
+        if turns == 0 and cfg.first_user_message == "goal_request":
+            messages.append({"role": "user", "content": ep.task.user_goal.get("request", "")})
+            turns += 1
+            return False
+        u = await user.reply(messages, seed=ep.seed + 7919 * (turns + 1))
+        if not u.ok:
+            raise _End("error", f"user_sim_failed: {u.error}", u.raw)
+        messages.append({"role": "user", "content": u.message})
+        turns += 1
+        if u.ends:
+            raise _End("finished", END_REASONS[u.action])
+        return False
+
+    async def agent_acts() -> None:
+        """Agent steps until a text reply (tool calls executed in between)."""
+        nonlocal steps
+        for _ in range(cfg.max_agent_steps_per_turn):
+            budget()
+            left = cfg.max_tool_calls - len(calls)
+            force = (cfg.require_tool == "first_turn" and steps == 0 and ep.task.difficulty not in NO_FORCED_CALL and left > 0)
+            r = await client.tool_step("agent", messages, ep.toolset.tools if left > 0 else [], require_tool=force, seed=ep.seed + steps)
+            steps += 1
+            if not r.ok:
+                raise _End("error", f"agent_output: {r.error_kind}: {r.error}", r.raw)
+            msg = r.message()
+            if not r.tool_calls:
+                if not (msg.get("content") or "").strip():
+                    raise _End("error", "agent_output: empty: an empty reply", r.raw)
+                messages.append(msg)
+                return
+            msg["tool_calls"] = r.tool_calls[:left]  # the rest would break the limit
+            messages.append(msg)
+            at = len(messages) - 1
+            for call in msg["tool_calls"]:
+                spec = ep.toolset.by_name.get(call["function"]["name"])
+                try:
+                    out = await runner.execute(call, spec, world, faults, seed=ep.seed + 104729 * (len(calls) + 1))
+                except SimulatorFailure as exc:
+                    del messages[at:]  # drop the half-answered step: the conversation stays valid
+                    raise _End("error", f"tool_sim_failed: {exc.reason}", exc.raw) from None
+                if out.patch:
+                    world.commit(out.patch, call["id"], call["function"]["name"])
+                calls.append({"turn": turns, "call_id": call["id"], "name": call["function"]["name"],
+                              "tool": spec.name if spec else None, "tool_id": out.tool_id, "arguments": out.arguments,
+                              "executor": out.executor, "ok": out.ok, "error": out.error, "fault": out.fault,
+                              "patch_ops": len(out.patch), "attempts": out.attempts})  # fmt: skip
+                if out.fault:
+                    fault_log.append({"turn": turns, "call_id": call["id"], "tool": call["function"]["name"], "kind": out.fault, "forced": out.forced})
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": out.content})
+            if len(calls) >= cfg.max_tool_calls:
+                raise _End("max_tool_calls", f"{len(calls)} tool calls, limit {cfg.max_tool_calls}")
+        raise _End("max_tool_calls", f"no reply after {cfg.max_agent_steps_per_turn} agent steps in one turn")
+
+    try:
+        await user_speaks()
+        while True:
+            await agent_acts()
+            if turns >= cfg.max_turns:
+                raise _End("max_turns", f"{turns} user turns, limit {cfg.max_turns}")
+            await user_speaks()
+    except _End as end:
+        status, reason, raw = end.status, end.reason, end.raw
+
+    snapshot = usage.snapshot()
+    return Trajectory(
+        trajectory_id=ep.trajectory_id, task_id=ep.task.task_id, agent_id=ep.agent.agent_id, sample=ep.sample, seed=ep.seed,
+        messages=messages, tools=ep.toolset.tools, world_states=world.record(), calls=calls, faults=fault_log,
+        usage=snapshot,
+        models={r: client.model_for(r) for r in ROLES}, model=client.model_for("agent"), status=status, reason=reason,
+        raw=raw, turns=turns, tool_calls=len(calls), generated_tokens=usage.completion_tokens,
+        latency_s=round(time.perf_counter() - started, 3),
+    )  # fmt: skip

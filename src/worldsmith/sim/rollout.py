@@ -1,0 +1,138 @@
+"""The rollouts stage: every task × `samples_per_task` seeds, many episodes in flight.
+
+Each finished trajectory is appended to the store at once (its own small atomic shard), so
+a crash or Ctrl-C loses only the episodes in flight; a re-run skips the finished ones (ids
+are stable: task, sample index and run seed). Concurrency is bounded by the config and by
+each endpoint's own limit, and adapts (AIMD): halved when an episode met timeouts or server
+errors, grown by 1/limit per clean episode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import zlib
+from collections import Counter
+from typing import Any
+
+from worldsmith.context import RunContext
+from worldsmith.progress import LiveProgress
+from worldsmith.records import Agent, Task, ToolSpec, Trajectory, content_id
+from worldsmith.sim.episode import Episode, run_episode
+from worldsmith.sim.real import RealExecutor
+from worldsmith.sim.tools import ToolRunner
+from worldsmith.sim.toolset import ToolSet
+
+TRANSPORT_FAILURES = ("timeout", "connection", "http")
+
+
+def trajectory_id_for(task_id: str, sample: int, run_seed: int) -> str:
+    return content_id(task_id, sample, run_seed, prefix="trj_")
+
+
+def episode_seed(task_id: str, sample: int, run_seed: int) -> int:
+    return zlib.crc32(f"{run_seed}:{task_id}:{sample}".encode())
+
+
+class AdaptiveLimit:
+    """Episodes in flight under a limit that adapts: AIMD, between 1 and `maximum`."""
+
+    def __init__(self, maximum: int, adaptive: bool = True):
+        self.maximum = maximum
+        self.limit = float(maximum)
+        self.adaptive = adaptive
+        self.in_flight = 0
+        self.lowest = maximum
+        self._cond = asyncio.Condition()
+
+    async def __aenter__(self) -> AdaptiveLimit:
+        async with self._cond:
+            await self._cond.wait_for(lambda: self.in_flight < int(self.limit))
+            self.in_flight += 1
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        async with self._cond:
+            self.in_flight -= 1
+            self._cond.notify_all()
+
+    async def feedback(self, congested: bool) -> None:
+        if not self.adaptive:
+            return
+        async with self._cond:
+            if congested:
+                self.limit = max(1.0, self.limit / 2)
+                self.lowest = min(self.lowest, int(self.limit))
+            else:
+                self.limit = min(float(self.maximum), self.limit + 1 / self.limit)
+            self._cond.notify_all()
+
+
+def _congested(traj: Trajectory) -> bool:
+    """The episode's calls needed retries (timeouts, 429, 5xx) or failed in transport."""
+    return any(u.get("retries") or set(u.get("failures_by_kind", {})) & set(TRANSPORT_FAILURES) for u in traj.usage.values())
+
+
+def plan(ctx: RunContext, tasks: list[Task]) -> list[tuple[Task, int]]:
+    done = ctx.store.existing_ids(Trajectory)
+    n = ctx.cfg.rollouts.samples_per_task
+    return [(t, k) for t in tasks for k in range(n) if trajectory_id_for(t.task_id, k, ctx.seed) not in done]
+
+
+async def make_rollouts(ctx: RunContext, limit_tasks: int | None = None) -> dict[str, Any]:
+    cfg = ctx.cfg.rollouts
+    tools = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
+    agents = {a.agent_id: a for a in ctx.store.read(Agent)}
+    tasks = sorted(ctx.store.read(Task), key=lambda t: t.task_id)[:limit_tasks]
+    jobs = plan(ctx, tasks)
+    counts: Counter[str] = Counter()
+    real = None
+    if cfg.real_execution.enabled and cfg.real_execution.servers:
+        real = RealExecutor.from_config(cfg.real_execution.servers, ctx.path(ctx.cfg.tools.servers_file),
+                                        ctx.cfg.crawl.cache_dir, cfg.real_execution.timeout_s, ctx.store.data_dir / "logs")  # fmt: skip
+    limit = AdaptiveLimit(cfg.concurrency, cfg.adaptive_concurrency)
+    toolsets: dict[str, ToolSet] = {}
+
+    async def one(client, progress: LiveProgress, task: Task, k: int) -> None:
+        agent = agents.get(task.agent_id)
+        if agent is None:
+            counts["skipped_no_agent"] += 1
+            progress.advance(failed=True)
+            return
+        if agent.agent_id not in toolsets:
+            toolsets[agent.agent_id] = ToolSet.build([tools[t] for t in agent.tool_ids if t in tools])
+        ep = Episode(trajectory_id_for(task.task_id, k, ctx.seed), task, agent, toolsets[agent.agent_id], k,
+                     episode_seed(task.task_id, k, ctx.seed))  # fmt: skip
+        async with limit:
+            progress.in_flight += 1
+            try:
+                traj = await run_episode(ep, client, ctx.prompts, cfg, ToolRunner(client, ctx.prompts, cfg, real))
+            finally:
+                progress.in_flight -= 1
+        await limit.feedback(_congested(traj))
+        await asyncio.to_thread(ctx.store.append, [traj])  # at once: a crash loses only episodes in flight
+        counts[traj.status] += 1
+        if traj.status == "error":
+            counts["error:" + (traj.reason or "").split(":", 1)[0]] += 1
+        counts["faults"] += len(traj.faults)
+        counts["real_calls"] += sum(c["executor"] == "real" for c in traj.calls)
+        progress.advance(failed=traj.status == "error")
+
+    async with ctx.client() as client:
+        try:
+            with LiveProgress("rollouts", total=len(jobs), tokens=lambda: ctx.usage.completion_tokens,
+                              extra=lambda: f"limit {int(limit.limit)}") as progress:  # fmt: skip
+                await asyncio.gather(*(one(client, progress, t, k) for t, k in jobs))
+        finally:
+            if real is not None:
+                await real.aclose()
+    out = {"trajectories": ctx.store.count(Trajectory), "new": sum(counts[s] for s in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error"))}
+    out.update(sorted(counts.items()))
+    if real is not None and real.unavailable:
+        out["real_execution_unavailable"] = real.unavailable
+    if cfg.adaptive_concurrency and limit.lowest < cfg.concurrency:
+        out["lowest_concurrency"] = limit.lowest
+    return out
+
+
+def run_rollouts(ctx: RunContext) -> dict[str, Any]:
+    return asyncio.run(make_rollouts(ctx))

@@ -1,0 +1,89 @@
+"""The user simulator: plays a task's persona and hidden goal (tau2-style).
+
+It answers with structured output `{message, action}` (small models keep to it; strong ones
+lose nothing), and the recorded user message ends with the stop token of its action, as
+tau2 records them: `###STOP###` when the goal is met or clearly cannot be, `###TRANSFER###`
+when it asks for a human, `###GIVE_UP###` when it loses patience. It sees the conversation
+with the roles flipped and without tool traffic: only what a user would see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from worldsmith.llm import LLMClient, Prompts
+from worldsmith.records import Task
+
+STOP, TRANSFER, GIVE_UP = "###STOP###", "###TRANSFER###", "###GIVE_UP###"
+END_TOKENS = {"stop": STOP, "transfer": TRANSFER, "give_up": GIVE_UP}
+END_REASONS = {"stop": "user_stop", "transfer": "user_transfer", "give_up": "user_give_up"}
+
+
+def user_schema(first: bool) -> dict[str, Any]:
+    actions = ["continue"] if first else ["continue", "stop", "transfer", "give_up"]
+    return {
+        "type": "object",
+        "properties": {"message": {"type": "string", "minLength": 1, "maxLength": 600}, "action": {"enum": actions}},
+        "required": ["message", "action"],
+        "additionalProperties": False,
+    }
+
+
+def user_view(messages: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """The conversation as the user simulator sees it: its own lines as `assistant`, the agent's
+    text as `user`; tool calls and tool replies left out."""
+    out = []
+    for m in messages:
+        if m["role"] == "user":
+            out.append({"role": "assistant", "content": m["content"]})
+        elif m["role"] == "assistant" and m.get("content"):
+            out.append({"role": "user", "content": m["content"]})
+    return out
+
+
+@dataclass
+class UserTurn:
+    ok: bool
+    message: str = ""  # as recorded (with the end token when the action ends the episode)
+    action: str = "continue"
+    error: str | None = None
+    raw: str | None = None
+
+    @property
+    def ends(self) -> bool:
+        return self.action != "continue"
+
+
+def with_token(message: str, action: str) -> str:
+    """The message as recorded: any stray tokens removed, the action's token appended."""
+    text = message
+    for token in END_TOKENS.values():
+        text = text.replace(token, "")
+    text = text.strip()
+    return f"{text} {END_TOKENS[action]}".strip() if action in END_TOKENS else text
+
+
+class UserSimulator:
+    def __init__(self, client: LLMClient, prompts: Prompts, task: Task):
+        self.client = client
+        self.prompts = prompts
+        self.task = task
+
+    async def reply(self, messages: list[dict[str, Any]], seed: int) -> UserTurn:
+        first = not any(m["role"] == "user" for m in messages)
+        goal = self.task.user_goal
+        msgs = self.prompts.render_messages(
+            "user_sim", persona=self.task.user_persona, goal=goal, facts=goal.get("facts", {}),
+            first=first, difficulty=self.task.difficulty,
+        )  # fmt: skip
+        msgs = msgs[:1] + user_view(messages) + msgs[1:]
+        r = await self.client.structured("user_sim", msgs, user_schema(first), name="user_turn", seed=seed)
+        if not r.ok:
+            return UserTurn(False, error=f"{r.error_kind}: {r.error}", raw=r.raw)
+        action = r.data["action"]
+        # a message that carries a stop token although the action says continue: the token wins
+        for name, token in END_TOKENS.items():
+            if token in r.data["message"] and not first:
+                action = name
+        return UserTurn(True, with_token(r.data["message"], action), action)

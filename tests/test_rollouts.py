@@ -1,0 +1,500 @@
+"""Rollouts: world patches, argument checks, faults, the tool and user simulators, episode
+limits and resume — deterministic parts with a scripted client; then real episodes against
+the embedded server (with the real time server executing its tool)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from worldsmith.chat import conversation_problems
+from worldsmith.config import FaultsConfig, RolloutsConfig, validate_config
+from worldsmith.llm import Prompts, UsageMeter
+from worldsmith.llm.client import LLMResult
+from worldsmith.records import Trajectory
+from worldsmith.sim.episode import Episode, run_episode
+from worldsmith.sim.faults import FAULT_KINDS, NETWORK_FAULTS, FaultInjector, ToolTraits
+from worldsmith.sim.tools import SimulatorFailure, ToolRunner, sim_schema, state_paths
+from worldsmith.sim.toolset import ToolSet
+from worldsmith.sim.user import STOP, user_view, with_token
+from worldsmith.sim.world import PatchRejected, World, apply_patch, replay
+from worlds import STATE, cancel_task, order_agent, order_tools
+
+ROOT = Path(__file__).resolve().parent.parent
+PROMPTS = Prompts(ROOT / "prompts")
+
+
+class ScriptedClient:
+    """Stands in for LLMClient: answers each role from a script (a list of replies, or a
+    function of the messages); counts usage like the real one."""
+
+    def __init__(self, **scripts):
+        self.scripts = {role: list(s) if isinstance(s, list) else s for role, s in scripts.items()}
+        self.usage = UsageMeter()
+        self.calls: Counter[str] = Counter()
+
+    def metered(self, usage):
+        usage.parent = self.usage
+        child = copy.copy(self)
+        child.usage = usage
+        return child
+
+    def model_for(self, role):
+        return "scripted"
+
+    def _next(self, role, messages):
+        self.calls[role] += 1
+        script = self.scripts.get(role)
+        if script is None:
+            raise AssertionError(f"no model call expected for {role}")
+        reply = script(messages) if callable(script) else script.pop(0)
+        return reply
+
+    async def structured(self, role, messages, schema, name="record", seed=None):
+        reply = self._next(role, messages)
+        if isinstance(reply, LLMResult):
+            r = reply
+        else:
+            r = LLMResult(ok=True, role=role, model="scripted", endpoint="fake", content=json.dumps(reply), completion_tokens=10)
+            r.data = reply
+        self.usage.add(r)
+        return r
+
+    async def tool_step(self, role, messages, tools, require_tool=False, seed=None):
+        reply = self._next(role, messages)
+        r = LLMResult(ok=True, role=role, model="scripted", endpoint="fake", completion_tokens=10)
+        if isinstance(reply, LLMResult):
+            r = reply
+        elif isinstance(reply, str):
+            r.content = reply
+        else:
+            r.tool_calls = [{"id": f"call_{i}_{len(messages)}", "type": "function",
+                             "function": {"name": n, "arguments": json.dumps(a)}} for i, (n, a) in enumerate(reply)]  # fmt: skip
+        self.usage.add(r)
+        return r
+
+
+def cfg(**over) -> RolloutsConfig:
+    base = {"faults": {"enabled": False}, "real_execution": {"enabled": False}}
+    return RolloutsConfig.model_validate({**base, **over})
+
+
+def episode(task=None, sample=0, seed=7) -> Episode:
+    tools = order_tools()
+    return Episode("trj_x", task or cancel_task(), order_agent(tools), ToolSet.build(tools), sample, seed)
+
+
+def run(ep, client, c=None):
+    c = c or cfg()
+    return asyncio.run(run_episode(ep, client, PROMPTS, c, ToolRunner(client, PROMPTS, c)))
+
+
+CANCEL_PATCH = [{"op": "replace", "path": "/orders/0/status", "value": "cancelled"}]
+
+
+# ------------------------------------------------------------------ world
+
+
+def test_patches_apply_and_replay_to_the_final_state():
+    w = World(STATE)
+    w.commit(CANCEL_PATCH, "call_1", "cancel_order")
+    w.commit([{"op": "add", "path": "/orders/-", "value": {"id": "o-1003", "status": "open"}}], "call_2", "create")
+    assert w.state["orders"][0]["status"] == "cancelled" and len(w.state["orders"]) == 3
+    assert STATE["orders"][0]["status"] == "open"  # the initial state is never changed
+    assert replay(w.initial, [p["patch"] for p in w.patches]) == w.state
+    assert replay(w.initial, [p["patch"] for p in w.patches[:1]])["orders"][0]["status"] == "cancelled"
+
+
+@pytest.mark.parametrize(
+    "patch, why",
+    [
+        ([{"op": "replace", "path": "/orders/9/status", "value": "x"}], "does not apply"),
+        ([{"op": "remove", "path": "/customers"}], "does not apply"),
+        ([{"op": "replace", "path": "/orders", "value": {"a": 1}}], "was a list and became a object"),
+        ([{"op": "replace", "path": "", "value": []}], "whole state"),
+        ([{"op": "add", "path": "/blob", "value": "x" * 5000}], "over the limit"),
+        ([{"op": "frobnicate", "path": "/orders"}], "patch"),
+        ([{"op": "add", "path": "orders/-", "value": 1}], "does not apply"),
+    ],
+)
+def test_bad_patches_are_refused_and_change_nothing(patch, why):
+    w = World(STATE, max_bytes=2000)
+    with pytest.raises(PatchRejected, match=why):
+        w.commit(patch, "call_1", "t")
+    assert w.state == STATE and w.patches == []
+
+
+def test_patch_paths_are_the_pointers_of_the_state():
+    paths = state_paths(STATE)
+    assert {"/orders", "/orders/-", "/orders/0", "/orders/1/status"} <= set(paths)
+    for p in paths:
+        if not p.endswith("/-"):
+            apply_patch(STATE, [{"op": "replace", "path": p, "value": STATE if p == "" else 0}], 1 << 20) if p.count("/") >= 3 else None
+    ops = sim_schema(order_tools()[1], {"type": "object"}, paths)["properties"]["patch"]["items"]["anyOf"]
+    replace = next(o for o in ops if o["properties"]["op"] == {"const": "replace"})
+    assert "/orders/-" not in replace["properties"]["path"]["enum"]  # only "add" may append
+
+
+# ------------------------------------------------------------- tool calls
+
+
+def test_unknown_tools_and_invalid_arguments_get_server_errors_without_a_model_call():
+    client = ScriptedClient()  # any model call fails the test
+    runner = ToolRunner(client, PROMPTS, cfg())
+    ts = ToolSet.build(order_tools())
+    w = World(STATE)
+    faults = FaultInjector(FaultsConfig(enabled=False), 1)
+
+    def call(name, args):
+        c = {"id": "c1", "type": "function", "function": {"name": name, "arguments": args}}
+        return asyncio.run(runner.execute(c, ts.by_name.get(name), w, faults, seed=1))
+
+    out = call("drop_database", "{}")
+    assert (out.executor, out.ok) == ("unknown_tool", False) and "Unknown tool: drop_database" in out.content
+    out = call("get_order", '{"order_id": ')
+    assert out.executor == "invalid_arguments" and "not valid JSON" in out.content
+    out = call("get_order", "{}")
+    assert out.executor == "invalid_arguments" and "'order_id' is a required property" in out.content
+    out = call("get_order", '{"order_id": 5}')
+    assert "5 is not of type 'string'" in json.loads(out.content)["error"]["message"]
+    out = call("cancel_order", '{"order_id": "o-1", "force": true}')
+    assert "Additional properties are not allowed" in out.content
+    assert sum(client.calls.values()) == 0 and w.state == STATE
+
+
+def test_the_simulator_is_asked_again_until_its_patch_applies():
+    bad = {"result": {"ok": True}, "patch": [{"op": "replace", "path": "/orders/7/status", "value": "cancelled"}]}
+    good = {"result": {"ok": True, "status": "cancelled"}, "patch": CANCEL_PATCH}
+    client = ScriptedClient(tool_sim=[bad, good])
+    runner = ToolRunner(client, PROMPTS, cfg())
+    ts = ToolSet.build(order_tools())
+    w = World(STATE)
+    c = {"id": "c1", "type": "function", "function": {"name": "cancel_order", "arguments": '{"order_id": "o-1001"}'}}
+    out = asyncio.run(runner.execute(c, ts.by_name["cancel_order"], w, FaultInjector(FaultsConfig(enabled=False), 1), seed=1))
+    assert out.ok and out.executor == "simulated" and out.attempts == 2 and out.patch == CANCEL_PATCH
+    assert json.loads(out.content) == {"ok": True, "status": "cancelled"}
+
+
+def test_read_only_tools_cannot_change_the_state():
+    schema = sim_schema(order_tools()[0], {"type": "object"}, state_paths(STATE))
+    assert schema["properties"]["patch"] == {"type": "array", "maxItems": 0}
+    sneaky = {"result": {"id": "o-1001"}, "patch": CANCEL_PATCH}  # a server without grammar could send this
+    client = ScriptedClient(tool_sim=[sneaky] * 3)
+    runner = ToolRunner(client, PROMPTS, cfg())
+    ts = ToolSet.build(order_tools())
+    w = World(STATE)
+    c = {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "o-1001"}'}}
+    with pytest.raises(SimulatorFailure, match="read-only"):
+        asyncio.run(runner.execute(c, ts.by_name["get_order"], w, FaultInjector(FaultsConfig(enabled=False), 1), seed=1))
+    assert client.calls["tool_sim"] == 3 and w.state == STATE
+
+
+def test_a_result_must_match_the_output_schema():
+    time_spec = order_tools()[2]
+    client = ScriptedClient(tool_sim=[{"result": {"timezone": "UTC"}, "patch": []},
+                                      {"result": {"timezone": "UTC", "datetime": "2026-01-01T00:00:00Z", "day_of_week": "Thursday", "is_dst": False}, "patch": []}])  # fmt: skip
+    runner = ToolRunner(client, PROMPTS, cfg())
+    c = {"id": "c1", "type": "function", "function": {"name": "get_current_time", "arguments": '{"timezone": "UTC"}'}}
+    out = asyncio.run(runner.execute(c, time_spec, World(STATE), FaultInjector(FaultsConfig(enabled=False), 1), seed=1))
+    assert out.attempts == 2 and json.loads(out.content)["day_of_week"] == "Thursday"
+
+
+# ------------------------------------------------------------------ faults
+
+
+def test_the_fault_schedule_is_a_function_of_the_seed():
+    fc = FaultsConfig.model_validate({"rates": {k: 0.1 for k in FAULT_KINDS}})
+    t = ToolTraits(open_world=True, read_only=True, simulated=True)
+    a = [FaultInjector(fc, 42).draw(t) for _ in range(1)]
+    inj1, inj2, inj3 = FaultInjector(fc, 42), FaultInjector(fc, 42), FaultInjector(fc, 43)
+    s1 = [inj1.draw(t)[0] for _ in range(200)]
+    assert s1 == [inj2.draw(t)[0] for _ in range(200)] and a[0][0] == s1[0]
+    assert s1 != [inj3.draw(t)[0] for _ in range(200)]
+    seen = Counter(s1)
+    assert set(seen) == set(FAULT_KINDS) | {None} and 0.2 < seen[None] / 200 < 0.6  # 60% faults configured
+
+
+def test_faults_only_hit_the_tools_they_fit():
+    fc = FaultsConfig.model_validate({"rates": {k: 1 / 6 for k in FAULT_KINDS}})
+    closed_write = ToolTraits(open_world=False, read_only=False, simulated=True)
+    real_open = ToolTraits(open_world=True, read_only=True, simulated=False)
+    inj = FaultInjector(fc, 5)
+    kinds = {inj.draw(closed_write)[0] for _ in range(300)}
+    assert kinds == {"edge_case", None}  # no network fault on a closed-world tool, no partial/empty on a write
+    kinds = {inj.draw(real_open)[0] for _ in range(300)}
+    assert kinds == {*NETWORK_FAULTS, None}  # a real execution only meets network faults
+    forced = FaultInjector(FaultsConfig(enabled=False), 5, force_first=True)
+    assert forced.draw(closed_write) == ("transient_error", True) and forced.draw(closed_write) == (None, False)
+
+
+def test_fault_rates_are_checked():
+    with pytest.raises(Exception, match="summing to 1.5"):
+        validate_config({"rollouts": {"faults": {"rates": {**{k: 0 for k in FAULT_KINDS}, "timeout": 0.9, "edge_case": 0.6}}}})
+
+
+# ----------------------------------------------------------------- episodes
+
+
+def user_says(*turns):
+    return [{"message": m, "action": a} for m, a in turns]
+
+
+def test_an_episode_records_a_valid_conversation_and_its_world():
+    client = ScriptedClient(
+        user_sim=user_says(("Please cancel order o-1001.", "continue"), ("Thanks, that is all.", "stop")),
+        agent=[[("get_order", {"order_id": "o-1001"})], [("cancel_order", {"order_id": "o-1001"})], "Order o-1001 is cancelled."],
+        tool_sim=[{"result": {"id": "o-1001", "status": "open"}, "patch": []}, {"result": {"status": "cancelled"}, "patch": CANCEL_PATCH}],
+    )  # fmt: skip
+    t = run(episode(), client)
+    assert (t.status, t.reason, t.turns, t.tool_calls) == ("finished", "user_stop", 2, 2)
+    assert conversation_problems(t.messages) == []
+    assert [m["role"] for m in t.messages] == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
+    assert t.messages[-1]["content"].endswith(STOP)
+    assert t.world_states["final"]["orders"][0]["status"] == "cancelled"
+    assert replay(t.world_states["initial"], [p["patch"] for p in t.world_states["patches"]]) == t.world_states["final"]
+    assert [c["executor"] for c in t.calls] == ["simulated", "simulated"]
+    assert t.usage["agent"]["calls"] == 3 and t.generated_tokens == 70
+    assert [x["function"]["name"] for x in t.tools] == ["get_order", "cancel_order", "get_current_time"]
+    row = Trajectory.from_row(t.to_row())  # survives the store's JSON columns
+    assert row.messages == t.messages and row.world_states == t.world_states
+
+
+def test_the_user_sees_no_tool_traffic_and_ends_with_its_token():
+    msgs = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]}, {"role": "tool", "tool_call_id": "c", "content": "{}"},
+            {"role": "assistant", "content": "done"}]  # fmt: skip
+    assert user_view(msgs) == [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "done"}]
+    assert with_token("ok ###STOP### bye", "stop") == "ok  bye ###STOP###" and with_token("fine", "continue") == "fine"
+
+
+@pytest.mark.parametrize(
+    "over, agent, status",
+    [
+        ({"max_tool_calls": 2}, lambda m: [("get_order", {"order_id": "o-1001"})], "max_tool_calls"),
+        ({"max_turns": 2}, lambda m: "Could you tell me more?", "max_turns"),
+        ({"max_tokens": 25}, lambda m: "Could you tell me more?", "max_tokens"),
+        ({"max_agent_steps_per_turn": 2, "max_tool_calls": 50}, lambda m: [("get_order", {"order_id": "o-1001"})], "max_tool_calls"),
+    ],
+)
+def test_limits_end_an_episode_with_their_status(over, agent, status):
+    client = ScriptedClient(user_sim=lambda m: {"message": "Cancel o-1001.", "action": "continue"}, agent=agent,
+                            tool_sim=lambda m: {"result": {"status": "open"}, "patch": []})  # fmt: skip
+    t = run(episode(), client, cfg(**over))
+    assert t.status == status and conversation_problems(t.messages) == []
+
+
+def test_a_simulator_failure_is_an_error_and_the_conversation_stays_valid():
+    client = ScriptedClient(user_sim=user_says(("Cancel o-1001.", "continue")), agent=[[("cancel_order", {"order_id": "o-1001"})]],
+                            tool_sim=lambda m: LLMResult(ok=False, role="tool_sim", model="x", endpoint="x", error="reply is not JSON", error_kind="parse", raw="{oops"))  # fmt: skip
+    t = run(episode(), client)
+    assert t.status == "error" and t.reason.startswith("tool_sim_failed") and t.raw == "{oops"
+    assert conversation_problems(t.messages) == [] and t.messages[-1]["role"] == "user"
+
+
+def test_malformed_agent_output_is_recorded_with_its_reason():
+    bad = LLMResult(ok=False, role="agent", model="x", endpoint="x", error="reply does not match the schema", error_kind="schema", raw='{"tool_calls": []}')
+    client = ScriptedClient(user_sim=user_says(("Cancel o-1001.", "continue")), agent=[bad])
+    t = run(episode(), client)
+    assert t.status == "error" and t.reason == "agent_output: schema: reply does not match the schema" and t.raw == '{"tool_calls": []}'
+
+
+def test_error_recovery_tasks_fail_the_first_call_and_record_it():
+    client = ScriptedClient(
+        user_sim=user_says(("Cancel o-1001.", "continue"), ("Thanks.", "stop")),
+        agent=[[("cancel_order", {"order_id": "o-1001"})], [("cancel_order", {"order_id": "o-1001"})], "Done: o-1001 is cancelled."],
+        tool_sim=[{"result": {"status": "cancelled"}, "patch": CANCEL_PATCH}],
+    )  # fmt: skip
+    t = run(episode(cancel_task("error_recovery")), client, cfg(faults={"enabled": True, "rates": {k: 0 for k in FAULT_KINDS}}))
+    assert t.faults == [{"turn": 1, "call_id": t.calls[0]["call_id"], "tool": "cancel_order", "kind": "transient_error", "forced": True}]
+    assert [c["executor"] for c in t.calls] == ["fault", "simulated"] and "503" in t.messages[3]["content"]
+    assert t.status == "finished" and t.world_states["final"]["orders"][0]["status"] == "cancelled"
+
+
+def test_first_step_of_a_tool_task_must_call_a_tool():
+    seen = []
+
+    class Spy(ScriptedClient):
+        async def tool_step(self, role, messages, tools, require_tool=False, seed=None):
+            seen.append(require_tool)
+            return await super().tool_step(role, messages, tools, require_tool, seed)
+
+    script = dict(user_sim=user_says(("Cancel o-1001.", "continue"), ("ok", "stop")), agent=[[("get_order", {"order_id": "o-1001"})], "It is open."],
+                  tool_sim=[{"result": {"status": "open"}, "patch": []}])  # fmt: skip
+    run(episode(), Spy(**script))
+    assert seen == [True, False]
+    seen.clear()
+    run(episode(cancel_task("clarification")), Spy(**{**script, "agent": ["Which order?"], "user_sim": user_says(("Cancel my order.", "continue"), ("o-1001", "stop"))}))
+    assert seen == [False]
+
+
+# ------------------------------------------------------------------ resume
+
+RESUME_SCRIPT = r"""
+import asyncio, json, random, sys, time
+sys.path.insert(0, sys.argv[2])
+from test_rollouts import ScriptedClient
+from worlds import cancel_task, order_agent, order_tools
+from worldsmith.config import validate_config
+from worldsmith.context import RunContext
+from worldsmith.llm import Prompts
+from worldsmith.sim.rollout import make_rollouts
+from worldsmith.store import RunStore
+
+class Slow(ScriptedClient):
+    async def structured(self, *a, **k):
+        await asyncio.sleep(random.uniform(0.05, 0.3))
+        return await super().structured(*a, **k)
+
+cfg = validate_config({"rollouts": {"samples_per_task": 4, "concurrency": 3, "faults": {"enabled": False}, "real_execution": {"enabled": False}}})
+store = RunStore(sys.argv[1], "resume")
+if not store.count(__import__("worldsmith.records", fromlist=["Task"]).Task):
+    tools = order_tools()
+    store.append(tools); store.append([order_agent(tools)])
+    store.append([cancel_task(task_id=f"tsk_{i}") for i in range(5)])
+client = Slow(user_sim=lambda m: {"message": "thanks" if len(m) > 3 else "cancel o-1001", "action": "stop" if len(m) > 3 else "continue"},
+              agent=lambda m: "It is done.", tool_sim=lambda m: {"result": {}, "patch": []})
+class Ctx(RunContext):
+    def client(self):
+        class Wrap:
+            async def __aenter__(s): return client.metered(self.usage)
+            async def __aexit__(s, *e): pass
+        return Wrap()
+ctx = Ctx(cfg=cfg, root=__import__("pathlib").Path(sys.argv[3]), run_id="resume", store=store, prompts=Prompts(sys.argv[3] + "/prompts"))
+print(json.dumps(asyncio.run(make_rollouts(ctx))), flush=True)
+"""
+
+
+def test_a_killed_rollout_resumes_without_duplicates_or_losses(tmp_path):
+    from worldsmith.store import RunStore
+
+    script = tmp_path / "resume.py"
+    script.write_text(RESUME_SCRIPT)
+    data = tmp_path / "data"
+    args = [sys.executable, str(script), str(data), str(ROOT / "tests"), str(ROOT)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
+    store_dir = data / "runs" / "resume" / "trajectories"
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(list(store_dir.glob("part-*.parquet"))) < 6:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = {t.trajectory_id: t.created_at for t in RunStore(data, "resume").read(Trajectory)}
+    assert 6 <= len(before) < 20, "the kill should land mid-run"
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    counts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert counts["new"] == 20 - len(before) and counts["trajectories"] == 20
+    after = RunStore(data, "resume").read(Trajectory)
+    ids = [t.trajectory_id for t in after]
+    assert len(ids) == len(set(ids)) == 20  # nothing twice
+    assert all(any(t.trajectory_id == i and t.created_at == c for t in after) for i, c in before.items())  # nothing finished redone
+    assert not list(store_dir.glob("*.tmp"))
+
+
+# ------------------------------------------------------- real execution (MCP)
+
+
+def test_safe_tools_run_for_real_through_mcp(time_cache, tmp_path):
+    from worldsmith.sim.real import RealExecutor
+
+    real = RealExecutor.from_config(["time"], ROOT / "tool_specs" / "servers.yaml", str(time_cache), 30, tmp_path / "logs")
+    client = ScriptedClient()  # no model call: the server answers
+    runner = ToolRunner(client, PROMPTS, cfg(), real)
+    spec = order_tools()[2]
+    no_faults = FaultInjector(FaultsConfig(enabled=False), 1)
+
+    async def go():
+        try:
+            calls = [{"id": f"c{i}", "type": "function", "function": {"name": "get_current_time", "arguments": json.dumps({"timezone": tz})}}
+                     for i, tz in enumerate(["Europe/Paris", "Asia/Tokyo", "Mars/Olympus"])]  # fmt: skip
+            return await asyncio.gather(*(runner.execute(c, spec, World(STATE), no_faults, seed=1) for c in calls))
+        finally:
+            await real.aclose()
+
+    paris, tokyo, mars = asyncio.run(go())
+    assert (paris.executor, paris.ok) == ("real", True) and json.loads(paris.content)["timezone"] == "Europe/Paris"
+    assert json.loads(tokyo.content)["timezone"] == "Asia/Tokyo" and paris.patch == []
+    assert (mars.executor, mars.ok) == ("real", False) and "Mars/Olympus" in mars.content
+    assert sum(client.calls.values()) == 0
+
+
+def test_only_servers_marked_safe_may_run_for_real(tmp_path):
+    from worldsmith.sim.real import RealExecutor
+
+    with pytest.raises(ValueError, match="not marked safe_to_execute"):
+        RealExecutor.from_config(["fetch"], ROOT / "tool_specs" / "servers.yaml", str(tmp_path), 30, tmp_path)
+    with pytest.raises(ValueError, match="not in"):
+        RealExecutor.from_config(["nope"], ROOT / "tool_specs" / "servers.yaml", str(tmp_path), 30, tmp_path)
+
+
+def test_a_server_that_cannot_start_is_simulated_instead(tmp_path):
+    from worldsmith.sim.real import RealExecutor
+    from worldsmith.specs.crawl import ServerEntry
+
+    broken = ServerEntry(name="time", command=[sys.executable, "-c", "import sys; sys.exit(3)"], safe_to_execute=True)
+    real = RealExecutor([broken], tmp_path, 10, tmp_path / "logs")
+    answer = {"timezone": "UTC", "datetime": "2026-01-01T00:00:00Z", "day_of_week": "Thursday", "is_dst": False}
+    client = ScriptedClient(tool_sim=[{"result": answer, "patch": []}])
+    runner = ToolRunner(client, PROMPTS, cfg(), real)
+    c = {"id": "c1", "type": "function", "function": {"name": "get_current_time", "arguments": '{"timezone": "UTC"}'}}
+    out = asyncio.run(runner.execute(c, order_tools()[2], World(STATE), FaultInjector(FaultsConfig(enabled=False), 1), seed=1))
+    assert out.executor == "simulated" and json.loads(out.content) == answer
+    assert "time" in real.unavailable
+
+
+# -------------------------------------------------- against the real engine
+
+
+@pytest.mark.engine
+def test_rollouts_against_the_embedded_server(tmp_path, project_root, llamacpp_server, time_cache):
+    """Real episodes with SmolLM2 playing agent, user and tool simulator, the time server
+    executing its tool: each ends by a stop, a limit or a recorded error, in valid OpenAI format."""
+    from conftest import llm_config
+    from worldsmith.config import PipelineConfig
+    from worldsmith.context import RunContext
+    from worldsmith.sim.rollout import make_rollouts
+    from worldsmith.store import RunStore
+
+    llm = llm_config(llamacpp_server.url, temperature=0.7, max_tokens=256, frequency_penalty=0.3)
+    cfg_ = PipelineConfig.model_validate({
+        "llm": llm.model_dump(), "crawl": {"cache_dir": str(time_cache)},
+        "tools": {"servers_file": str(project_root / "tool_specs" / "servers.yaml")},
+        "rollouts": {"samples_per_task": 2, "max_turns": 2, "max_tool_calls": 3, "max_tokens": 1500, "concurrency": 4},
+    })  # fmt: skip
+    store = RunStore(tmp_path / "data", "engine")
+    tools = order_tools()
+    store.append(tools)
+    store.append([order_agent(tools)])
+    store.append([cancel_task(), cancel_task("error_recovery", task_id="tsk_recover")])
+    ctx = RunContext(cfg=cfg_, root=project_root, run_id="engine", store=store, prompts=PROMPTS)
+    counts = asyncio.run(make_rollouts(ctx))
+    trajs = store.read(Trajectory)
+    assert counts["trajectories"] == len(trajs) == 4 and counts["new"] == 4
+    for t in trajs:
+        assert t.status in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error"), t.status
+        assert conversation_problems(t.messages) == [], (t.trajectory_id, conversation_problems(t.messages))
+        assert t.messages[0]["role"] == "system" and (t.turns == 0 or t.messages[1]["role"] == "user")
+        assert t.usage["user_sim"]["calls"] >= 1 and t.models["agent"] == "smollm2-135m"
+        assert replay(t.world_states["initial"], [p["patch"] for p in t.world_states["patches"]]) == t.world_states["final"]
+        if t.status == "error":
+            print(t.reason)
+            assert t.reason and t.reason.split(":")[0] in ("agent_output", "tool_sim_failed", "user_sim_failed")
+    assert any(t.status != "error" for t in trajs), [t.reason for t in trajs]
+    assert any(t.tool_calls for t in trajs)  # the first step of a tool task is made to call a tool
+    recover = [t for t in trajs if t.task_id == "tsk_recover" and t.tool_calls]
+    assert all(t.faults and t.faults[0]["forced"] and t.faults[0]["kind"] == "transient_error" for t in recover)
+    assert len({t.seed for t in trajs}) == 4
+    # the same run again: everything is done already
+    again = asyncio.run(make_rollouts(ctx))
+    assert again["new"] == 0 and store.count(Trajectory) == 4
