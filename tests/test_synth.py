@@ -27,6 +27,7 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     cfg["tools"]["evolve"].update(categories=1, domains_per_category=1, tools_per_domain=3, evolutions_per_tool=1)
     cfg["tools"]["bundles"].update(count=4)
     cfg["rollouts"].update(samples_per_task=1, max_turns=2, max_tool_calls=3, max_tokens=1500)
+    cfg["export"]["out_dir"] = str(tmp_path / "data" / "exports")
     config = tmp_path / "pipeline.yaml"
     config.write_text(yaml.safe_dump(cfg))
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180"}
@@ -69,6 +70,18 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     assert query("SELECT count(*) FROM trajectories WHERE status IS NULL OR (status = 'error' AND reason IS NULL)") == "0"
     if kept:
         assert int(query("SELECT (usage->'$.user_sim.calls')::INT FROM runs")) >= 1
+    # a verdict for every trajectory, the export (possibly empty with SmolLM2) and the report
+    assert query("SELECT count(*) FROM verdicts") == str(kept)
+    assert query("SELECT count(*) FROM verdicts WHERE NOT passed AND len(reasons) = 0") == "0"
+    exported = int(query("SELECT count(*) FROM sft"))
+    assert exported <= int(query("SELECT count(*) FROM verdicts WHERE passed"))
+    export_dir = tmp_path / "data" / "exports"
+    run_export = next(export_dir.iterdir())
+    assert (run_export / "README.md").read_text().startswith("---\nconfigs:")
+    assert {p.name for p in (run_export / "data").iterdir()} == {"train.parquet", "validation.parquet"}
+    report = next((tmp_path / "data" / "runs").iterdir()) / "report.html"
+    assert report.exists() and report.read_text().count('<figure class="plot"') == 11
+    assert f"report:  {report}" in proc.stdout
     # the run keeps its resolved config and hash, and the per-role usage
     run_dir = next((tmp_path / "data" / "runs").iterdir())
     assert (run_dir / "config.yaml").exists()

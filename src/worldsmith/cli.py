@@ -299,6 +299,33 @@ def rollouts_show(
 
 
 @app.command()
+def judge(
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    run_id: RunOpt = None,
+    stats: Annotated[bool, typer.Option("--stats", help="only print the verdict statistics of the run")] = False,
+) -> None:
+    """Judge the run's trajectories (rubric checks, hack checks, critic) and print why they were kept or dropped."""
+    from worldsmith.judge.stats import SECTIONS
+
+    if not stats:
+        synth(config=config, set_=set_, run_id=run_id, stage=["judge"])
+    _print_sections(config, run_id, SECTIONS)
+
+
+@app.command()
+def export(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
+    """Write the SFT dataset (Parquet, JSONL, OpenAI JSONL, dataset card) from the kept trajectories."""
+    synth(config=config, set_=set_, run_id=run_id, stage=["export"])
+
+
+@app.command()
+def report(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
+    """Write the run's HTML report (yield funnel, pass rates, coverage, faults, tokens)."""
+    synth(config=config, set_=set_, run_id=run_id, stage=["report"])
+
+
+@app.command()
 def agents(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
     """Write an agent (system prompt + tools) for each tool bundle of the run."""
     synth(config=config, set_=set_, run_id=run_id, stage=["agents"])

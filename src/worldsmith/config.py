@@ -246,6 +246,39 @@ class RolloutsConfig(Strict):
     real_execution: RealExecutionConfig = RealExecutionConfig()
 
 
+HACK_KINDS = ("unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool")
+
+
+class JudgeConfig(Strict):
+    """Keep a trajectory when all of these hold (the policy)."""
+
+    enabled: bool = True
+    critic: bool = True  # the LLM critic (judge criteria, K2 rubrics, score)
+    statuses: list[Literal["finished", "max_turns", "max_tool_calls", "max_tokens"]] = Field(default_factory=lambda: ["finished"], min_length=1)
+    require_deterministic: bool = True  # every state / call / answer criterion passes
+    reject_hacks: list[Literal[HACK_KINDS]] = Field(default_factory=lambda: list(HACK_KINDS))  # type: ignore[valid-type]
+    min_critic_score: Annotated[int, Field(ge=0, le=10)] = 6  # 0: the score does not matter
+    require_judge_criteria: bool = True  # the task's `judge` criteria pass by the critic
+    require_fault_recovery: bool = True  # after an injected fault the agent retried or told the user
+    concurrency: PositiveInt = 8
+
+
+class ExportConfig(Strict):
+    """The SFT dataset made of the trajectories the judge kept."""
+
+    enabled: bool = True
+    out_dir: str = "data/exports"  # <out_dir>/<run_id>/: parquet, jsonl, openai jsonl, README.md (dataset card)
+    validation_fraction: Probability = 0.1  # share of agents (not examples) held out: no agent in both splits
+    near_duplicate_threshold: Probability = 0.9  # MinHash Jaccard of the conversation text; 1.0 keeps near copies
+    max_per_tool: NonNegInt = 0  # 0 = no cap; else at most this many examples that call one tool
+    max_per_domain: NonNegInt = 0
+    licence_note: str = "Tool specs crawled from public MCP servers keep their authors' licences (see tool_specs/servers.yaml for the packages); check them before redistributing."
+
+
+class ReportConfig(Strict):
+    enabled: bool = True
+
+
 class CrawlConfig(Strict):
     concurrency: PositiveInt = 3
     timeout_s: PositiveFloat = 60
@@ -261,6 +294,9 @@ class PipelineConfig(Strict):
     agents: AgentsConfig = AgentsConfig()
     tasks: TasksConfig = TasksConfig()
     rollouts: RolloutsConfig = RolloutsConfig()
+    judge: JudgeConfig = JudgeConfig()
+    export: ExportConfig = ExportConfig()
+    report: ReportConfig = ReportConfig()
 
     def resolved(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

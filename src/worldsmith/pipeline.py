@@ -18,6 +18,9 @@ import yaml
 
 from worldsmith import smoke
 from worldsmith.specs import stage as specs_stage
+from worldsmith.export.report import run_report
+from worldsmith.export.stage import run_export
+from worldsmith.judge.stage import run_judge
 from worldsmith.sim.rollout import run_rollouts
 from worldsmith.tasks.agents import run_agents
 from worldsmith.tasks.generate import run_tasks
@@ -35,6 +38,9 @@ STAGES: dict[str, Callable[[RunContext], dict[str, Any]]] = {
     "agents": run_agents,
     "tasks": run_tasks,
     "rollouts": run_rollouts,
+    "judge": run_judge,
+    "export": run_export,
+    "report": run_report,
 }
 
 
@@ -48,7 +54,7 @@ def data_dir(cfg: PipelineConfig, root: Path) -> Path:
 
 
 # the config section whose `enabled` switches a stage
-STAGE_SECTIONS = {"smoke": "smoke", "tools": "tools", "bundles": "tools", "agents": "agents", "tasks": "tasks", "rollouts": "rollouts"}
+STAGE_SECTIONS = {"smoke": "smoke", "tools": "tools", "bundles": "tools", "agents": "agents", "tasks": "tasks", "rollouts": "rollouts", "judge": "judge", "export": "export", "report": "report"}
 
 
 def enabled_stages(cfg: PipelineConfig) -> list[str]:

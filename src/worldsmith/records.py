@@ -271,16 +271,24 @@ class Trajectory(Record):
 
 
 class Verdict(Record):
+    """The judge's decision on one trajectory, with every check's result and evidence, so
+    "why was this dropped" and "which criteria fail most" are queries."""
+
     stage: ClassVar[str] = "verdicts"
     id_field: ClassVar[str] = "trajectory_id"
-    json_fields: ClassVar[frozenset[str]] = frozenset({"criteria", "critic"})
+    json_fields: ClassVar[frozenset[str]] = frozenset({"criteria", "hacks", "critic"})
 
     trajectory_id: str
-    criteria: list[dict[str, Any]]
-    critic: dict[str, Any] = Field(default_factory=dict)
+    task_id: str
+    agent_id: str
+    criteria: list[dict[str, Any]]  # {criterion_id, kind, description, passed, evidence, source, critic_passed, critic_reason}
+    hacks: list[dict[str, Any]] = Field(default_factory=list)  # {kind, evidence}
+    critic: dict[str, Any] = Field(default_factory=dict)  # per-rubric results, overall score, model, error
     critic_score: float | None = None
+    faults: int = 0
+    faults_handled: bool | None = None  # None: no fault was injected
     passed: bool
-    reason: str | None = None
+    reasons: list[str] = Field(default_factory=list)  # why it failed: criterion:c2, hack:unbacked_claim, critic_score, status:error ...
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -36,6 +36,11 @@ def print_summary(summary: RunSummary, console: Console | None = None) -> None:
     console.print(summary_table(summary))
     if summary.catalog:
         console.print(f"catalog: {summary.catalog}   (worldsmith query \"SELECT ...\" or make query)")
+    for stage in summary.stages:
+        if stage.name == "report" and stage.counts.get("report"):
+            console.print(f"report:  {stage.counts['report']}", soft_wrap=True, highlight=False)
+        if stage.name == "export" and stage.counts.get("folder"):
+            console.print(f"dataset: {stage.counts['folder']}   (datasets.load_dataset on that folder)", soft_wrap=True, highlight=False)
 
 
 def summary_markdown(summary: RunSummary) -> str:
@@ -45,4 +50,9 @@ def summary_markdown(summary: RunSummary) -> str:
     if summary.usage:
         lines += ["", "| role | calls | failed | prompt tokens | completion tokens |", "|---|---:|---:|---:|---:|"]
         lines += [f"| {r} | {u['calls']} | {u['failures']} | {u['prompt_tokens']} | {u['completion_tokens']} |" for r, u in summary.usage.items()]
+    report = next((s.counts for s in summary.stages if s.name == "report"), None)
+    if report:  # the report's headline figures, and where it is
+        lines += ["", "## Headline", "", "| figure | value |", "|---|---:|"]
+        lines += [f"| {k} | {v} |" for k, v in report.items() if k != "report"]
+        lines += ["", f"Report: [{report['report']}](file://{report['report']})"]
     return "\n".join(lines)

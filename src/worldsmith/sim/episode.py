@@ -110,6 +110,7 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
                     world.commit(out.patch, call["id"], call["function"]["name"])
                 calls.append({"turn": turns, "call_id": call["id"], "name": call["function"]["name"],
                               "tool": spec.name if spec else None, "tool_id": out.tool_id, "arguments": out.arguments,
+                              "read_only": bool(spec and spec.annotations.get("readOnlyHint")),
                               "executor": out.executor, "ok": out.ok, "error": out.error, "fault": out.fault,
                               "patch_ops": len(out.patch), "attempts": out.attempts})  # fmt: skip
                 if out.fault:

@@ -1,0 +1,199 @@
+"""The run report: one self-contained HTML file with plots (inline SVG, matplotlib) and
+the headline figures, all from DuckDB queries over the run's catalog views.
+
+Plots: the yield funnel, pass rate by difficulty and by domain, tool coverage, turns and
+tool calls per trajectory, fault recovery by kind, top failure reasons, tokens by role.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from worldsmith.store import refresh_catalog
+
+QUERIES = {
+    "funnel": """
+        SELECT * FROM (VALUES
+          ('tools', (SELECT count(*) FROM tools WHERE run_id = $run)),
+          ('agents', (SELECT count(*) FROM agents WHERE run_id = $run)),
+          ('tasks', (SELECT count(*) FROM tasks WHERE run_id = $run)),
+          ('trajectories', (SELECT count(*) FROM trajectories WHERE run_id = $run)),
+          ('passed', (SELECT count(*) FROM verdicts WHERE run_id = $run AND passed)),
+          ('exported', (SELECT count(*) FROM sft WHERE run_id = $run))) AS f(step, n)""",
+    "by_difficulty": """
+        SELECT t.difficulty AS label, count(*) AS n, count(*) FILTER (WHERE v.passed) AS passed
+        FROM trajectories r JOIN tasks t USING (run_id, task_id) LEFT JOIN verdicts v USING (run_id, trajectory_id)
+        WHERE r.run_id = $run GROUP BY ALL ORDER BY n DESC""",
+    "by_domain": """
+        SELECT a.domain AS label, count(*) AS n, count(*) FILTER (WHERE v.passed) AS passed
+        FROM trajectories r JOIN agents a USING (run_id, agent_id) LEFT JOIN verdicts v USING (run_id, trajectory_id)
+        WHERE r.run_id = $run GROUP BY ALL ORDER BY n DESC LIMIT 15""",
+    "coverage": """
+        WITH offered AS (SELECT DISTINCT unnest(tool_ids) AS tool_id FROM agents WHERE run_id = $run),
+             calls AS (SELECT unnest(from_json(calls, '["JSON"]')) AS c FROM trajectories WHERE run_id = $run)
+        SELECT * FROM (VALUES
+          ('in the repository', (SELECT count(*) FROM tools WHERE run_id = $run)),
+          ('offered to agents', (SELECT count(*) FROM offered)),
+          ('called', (SELECT count(DISTINCT c->>'tool_id') FROM calls WHERE c->>'tool_id' IS NOT NULL)),
+          ('called successfully', (SELECT count(DISTINCT c->>'tool_id') FROM calls WHERE (c->>'ok')::BOOLEAN))) AS f(label, n)""",
+    "top_tools": """
+        SELECT c->>'name' AS label, count(*) AS n FROM (SELECT unnest(from_json(calls, '["JSON"]')) AS c FROM trajectories WHERE run_id = $run)
+        GROUP BY ALL ORDER BY n DESC LIMIT 12""",
+    "turns": "SELECT turns, tool_calls FROM trajectories WHERE run_id = $run",
+    "faults": """
+        WITH f AS (SELECT trajectory_id, unnest(from_json(faults, '["JSON"]')) AS f FROM trajectories WHERE run_id = $run)
+        SELECT f->>'kind' AS label, count(*) AS n, count(*) FILTER (WHERE v.faults_handled) AS handled
+        FROM f LEFT JOIN verdicts v ON v.run_id = $run AND v.trajectory_id = f.trajectory_id GROUP BY ALL ORDER BY n DESC""",
+    "reasons": """
+        SELECT regexp_extract(r, '^[^:]+(:[^:]+)?') AS label, count(*) AS n
+        FROM (SELECT unnest(reasons) AS r FROM verdicts WHERE run_id = $run) GROUP BY ALL ORDER BY n DESC LIMIT 12""",
+    "statuses": "SELECT status AS label, count(*) AS n FROM trajectories WHERE run_id = $run GROUP BY ALL ORDER BY n DESC",
+    "usage": "SELECT usage FROM runs WHERE run_id = $run",
+}
+
+
+def _query(con: duckdb.DuckDBPyConnection, sql: str, run_id: str) -> list[dict[str, Any]]:
+    cur = con.execute(sql.replace("$run", "'" + run_id.replace("'", "''") + "'"))
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
+
+
+def _svg(fig) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    text = buf.getvalue()
+    return text[text.index("<svg") :]
+
+
+def _bars(rows: list[dict[str, Any]], title: str, xlabel: str, value: str = "n", stacked: str | None = None, rate: bool = False) -> str:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 0.45 * max(len(rows), 2) + 1.0))
+    labels = [str(r["label"]) for r in rows][::-1]
+    if rate:
+        values = [(r[stacked] / r[value]) if r[value] else 0 for r in rows][::-1]
+        ax.barh(labels, values, color="#4c78a8")
+        ax.set_xlim(0, 1)
+        for i, r in enumerate(rows[::-1]):
+            ax.text(values[i] + 0.01, i, f"{r[stacked]}/{r[value]}", va="center", fontsize=8)
+    else:
+        values = [r[value] for r in rows][::-1]
+        ax.barh(labels, values, color="#4c78a8")
+        for i, v in enumerate(values):
+            ax.text(v, i, f" {v}", va="center", fontsize=8)
+    ax.set_title(title, loc="left", fontsize=11)
+    ax.set_xlabel(xlabel)
+    if not rows:
+        ax.text(0.5, 0.5, "no data yet", ha="center", va="center", transform=ax.transAxes, color="#888")
+    return _svg(fig)
+
+
+def _hist(values: list[int], title: str, xlabel: str) -> str:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4.6, 2.8))
+    if values:
+        top = max(values)
+        ax.hist(values, bins=range(0, top + 2), color="#72b7b2", edgecolor="white", align="left")
+    else:
+        ax.text(0.5, 0.5, "no data yet", ha="center", va="center", transform=ax.transAxes, color="#888")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(title, loc="left", fontsize=11)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("trajectories")
+    return _svg(fig)
+
+
+def _usage(usage: dict[str, Any]) -> str:
+    import matplotlib.pyplot as plt
+
+    roles = sorted(usage)
+    fig, ax = plt.subplots(figsize=(6.4, 0.45 * max(len(roles), 2) + 1.0))
+    prompt = [usage[r].get("prompt_tokens", 0) for r in roles]
+    completion = [usage[r].get("completion_tokens", 0) for r in roles]
+    ax.barh(roles, prompt, color="#9ecae9", label="prompt")
+    ax.barh(roles, completion, left=prompt, color="#4c78a8", label="generated")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title("tokens by role", loc="left", fontsize=11)
+    ax.set_xlabel("tokens")
+    return _svg(fig)
+
+
+def headline(data: dict[str, Any]) -> dict[str, Any]:
+    funnel = {r["step"]: r["n"] for r in data["funnel"]}
+    faults = data["faults"]
+    n_faults = sum(r["n"] for r in faults)
+    return {
+        **funnel,
+        "pass_rate": round(funnel["passed"] / funnel["trajectories"], 3) if funnel.get("trajectories") else None,
+        "fault_recovery_rate": round(sum(r["handled"] or 0 for r in faults) / n_faults, 3) if n_faults else None,
+        "generated_tokens": sum(u.get("completion_tokens", 0) for u in data["usage"].values()),
+        "kept_per_1m_tokens": round(funnel.get("exported", 0) / max(sum(u.get("completion_tokens", 0) for u in data["usage"].values()), 1) * 1e6, 1),
+    }
+
+
+def build_report(data_dir: str | Path, run_id: str, out: Path) -> dict[str, Any]:
+    """Write the report to `out`; returns the headline figures."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    catalog = refresh_catalog(data_dir)
+    with duckdb.connect(str(catalog), read_only=True) as con:
+        data = {name: _query(con, sql, run_id) for name, sql in QUERIES.items()}
+    usage_rows = data["usage"]
+    raw = usage_rows[0]["usage"] if usage_rows else None
+    data["usage"] = (json.loads(raw) if isinstance(raw, str) else raw) or {}
+    head = headline(data)
+    turns = [r["turns"] for r in data["turns"]]
+    calls = [r["tool_calls"] for r in data["turns"]]
+    plots = [
+        ("funnel", "Yield funnel", _bars([{"label": r["step"], "n": r["n"]} for r in data["funnel"]], "yield funnel", "records")),
+        ("difficulty", "Pass rate by task difficulty", _bars(data["by_difficulty"], "pass rate by difficulty", "share of trajectories kept", stacked="passed", rate=True)),
+        ("domain", "Pass rate by domain", _bars(data["by_domain"], "pass rate by domain", "share of trajectories kept", stacked="passed", rate=True)),
+        ("coverage", "Tool coverage", _bars(data["coverage"], "tool coverage", "tools")),
+        ("top-tools", "Most called tools", _bars(data["top_tools"], "most called tools", "calls")),
+        ("turns", "User turns per trajectory", _hist(turns, "user turns per trajectory", "turns")),
+        ("tool-calls", "Tool calls per trajectory", _hist(calls, "tool calls per trajectory", "tool calls")),
+        ("faults", "Fault recovery by kind", _bars(data["faults"], "fault recovery by kind", "share handled", stacked="handled", rate=True)),
+        ("reasons", "Top failure reasons", _bars(data["reasons"], "top reasons for dropping", "trajectories")),
+        ("statuses", "How episodes ended", _bars(data["statuses"], "how episodes ended", "trajectories")),
+        ("tokens", "Token usage by role", _usage(data["usage"])),
+    ]  # fmt: skip
+    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape('n/a' if v is None else str(v))}</td></tr>" for k, v in head.items())
+    figures = "".join(f'<figure class="plot" id="plot-{pid}"><figcaption>{html.escape(title)}</figcaption>{svg}</figure>' for pid, title, svg in plots)
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>worldsmith report: {html.escape(run_id)}</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2rem;color:#222}} table{{border-collapse:collapse}}
+th,td{{text-align:left;padding:.2rem .8rem;border-bottom:1px solid #eee}} .plots{{display:flex;flex-wrap:wrap;gap:1.5rem}}
+figure{{margin:0}} figcaption{{font-weight:600;margin-bottom:.3rem}} svg{{max-width:100%;height:auto}}</style></head>
+<body><h1>worldsmith run <code>{html.escape(run_id)}</code></h1>
+<p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M UTC}. Query the same numbers with <code>worldsmith query</code>.</p>
+<h2>Headline</h2><table id="headline">{rows}</table>
+<h2>Plots</h2><div class="plots">{figures}</div></body></html>
+"""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".html.tmp")
+    tmp.write_text(page)
+    tmp.replace(out)
+    return head
+
+
+def run_report(ctx) -> dict[str, Any]:
+    """The report stage: `<run>/report.html`."""
+    out = ctx.store.root / "report.html"
+    ctx.store.write_info(usage=ctx.usage.snapshot())  # the report reads the usage from run.json
+    head = build_report(ctx.store.data_dir, ctx.run_id, out)
+    return {**{k: v for k, v in head.items() if v is not None}, "report": str(out)}

@@ -1,0 +1,228 @@
+"""SFT examples from the trajectories the judge kept, written where the usual tools read them.
+
+Layout of `<export.out_dir>/<run_id>/`:
+- `data/train.parquet`, `data/validation.parquet`: columns `messages` (OpenAI chat format:
+  assistant `tool_calls` with JSON-string arguments, `tool` replies with `tool_call_id`),
+  `tools` (the agent's OpenAI function tools as a JSON *string*: TRL `json.loads` a
+  string column, while a struct column would make Arrow merge every agent's schemas and
+  add null keys), `metadata` (lineage ids), `example_id`.
+- `jsonl/{train,validation}.jsonl`: the same rows; `openai/{train,validation}.jsonl`: the
+  OpenAI fine-tuning format (`messages`, `tools` as a list, `parallel_tool_calls`).
+- `README.md`: the dataset card, with a `configs` header so `load_dataset(folder)` works.
+
+Examples are deduplicated (exact, then MinHash near copies), split by agent (no agent in
+both splits) and optionally capped per tool and per domain. The folder is built beside
+its final name and renamed into place, so it is either the old export or the new one.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zlib
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from worldsmith.config import ExportConfig
+from worldsmith.dedup import MinHashIndex, word_shingles
+from worldsmith.records import Agent, SFTExample, Task, ToolSpec, Trajectory, Verdict, content_id
+from worldsmith.sim.user import END_TOKENS
+
+TOOL_CALL = pa.struct([("id", pa.string()), ("type", pa.string()), ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())]))])
+MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_calls", pa.list_(TOOL_CALL)), ("tool_call_id", pa.string())])
+METADATA_FIELDS = [("run_id", pa.string()), ("trajectory_id", pa.string()), ("task_id", pa.string()), ("agent_id", pa.string()),
+                   ("domain", pa.string()), ("difficulty", pa.string()), ("tool_ids", pa.list_(pa.string())),
+                   ("called_tool_ids", pa.list_(pa.string())), ("seed", pa.int64()), ("sample", pa.int64()), ("model", pa.string()),
+                   ("critic_score", pa.float64()), ("faults", pa.int64())]  # fmt: skip
+SCHEMA = pa.schema([("example_id", pa.string()), ("messages", pa.list_(MESSAGE)), ("tools", pa.string()), ("metadata", pa.struct(METADATA_FIELDS))])
+
+
+def sft_messages(traj: Trajectory) -> list[dict[str, Any]]:
+    """The conversation for training: stop tokens removed, ending on the agent's last reply
+    (the user's closing message teaches nothing)."""
+    out = []
+    for m in traj.messages:
+        if m["role"] == "user":
+            text = m["content"]
+            for token in END_TOKENS.values():
+                text = text.replace(token, "")
+            out.append({"role": "user", "content": text.strip()})
+        elif m["role"] == "assistant":
+            msg: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
+            if m.get("tool_calls"):
+                msg["tool_calls"] = [{"id": c["id"], "type": "function", "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
+                                     for c in m["tool_calls"]]  # fmt: skip
+            out.append(msg)
+        elif m["role"] == "tool":
+            out.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]})
+        else:
+            out.append({"role": m["role"], "content": m["content"]})
+    while out and not (out[-1]["role"] == "assistant" and out[-1].get("content") and not out[-1].get("tool_calls")):
+        out.pop()
+    return out
+
+
+def _text(messages: list[dict[str, Any]]) -> str:
+    return " ".join(m.get("content") or "" for m in messages if m["role"] in ("user", "assistant"))
+
+
+def validation_agents(agent_ids: list[str], fraction: float) -> set[str]:
+    """Agents held out: a stable hash per agent decides; with two or more agents and a
+    fraction above zero, at least one is held out and at least one kept for training."""
+    ids = sorted(set(agent_ids), key=lambda a: zlib.crc32(a.encode()))
+    if fraction <= 0 or len(ids) < 2:
+        return set()
+    held = {a for a in ids if zlib.crc32(a.encode()) / 2**32 < fraction}
+    if not held:
+        held = {ids[0]}
+    if len(held) == len(ids):
+        held.discard(ids[-1])
+    return held
+
+
+def build_examples(run_id: str, cfg: ExportConfig, trajectories: list[Trajectory], verdicts: list[Verdict], tasks: dict[str, Task],
+                   agents: dict[str, Agent]) -> tuple[list[SFTExample], Counter]:  # fmt: skip
+    """Kept trajectories -> deduplicated, capped, split examples; the counter says what was dropped and why."""
+    kept = {v.trajectory_id: v for v in verdicts if v.passed}
+    dropped: Counter[str] = Counter()
+    exact: set[str] = set()
+    near = MinHashIndex(threshold=cfg.near_duplicate_threshold) if cfg.near_duplicate_threshold < 1 else None
+    per_tool: Counter[str] = Counter()
+    per_domain: Counter[str] = Counter()
+    held = validation_agents([t.agent_id for t in trajectories if t.trajectory_id in kept], cfg.validation_fraction)
+    examples = []
+    for traj in sorted((t for t in trajectories if t.trajectory_id in kept), key=lambda t: t.trajectory_id):
+        messages = sft_messages(traj)
+        if not any(m["role"] == "assistant" for m in messages):
+            dropped["no_assistant_reply"] += 1
+            continue
+        tools_text = json.dumps(traj.tools, ensure_ascii=False, sort_keys=True)
+        digest = content_id(messages, tools_text)
+        if digest in exact:
+            dropped["exact_duplicate"] += 1
+            continue
+        shingles = word_shingles(_text(messages))
+        if near is not None and near.find(digest, shingles):
+            dropped["near_duplicate"] += 1
+            continue
+        task, agent = tasks.get(traj.task_id), agents.get(traj.agent_id)
+        domain = agent.domain if agent else ""
+        called = sorted({c["tool_id"] for c in traj.calls if c.get("tool_id") and c.get("ok")})
+        if cfg.max_per_tool and any(per_tool[t] >= cfg.max_per_tool for t in called):
+            dropped["cap_per_tool"] += 1
+            continue
+        if cfg.max_per_domain and per_domain[domain] >= cfg.max_per_domain:
+            dropped["cap_per_domain"] += 1
+            continue
+        exact.add(digest)
+        if near is not None:
+            near.add(digest, shingles)
+        per_tool.update(called)
+        per_domain[domain] += 1
+        v = kept[traj.trajectory_id]
+        examples.append(SFTExample(
+            example_id=content_id(run_id, traj.trajectory_id, prefix="ex_"), messages=messages, tools=tools_text,
+            split="validation" if traj.agent_id in held else "train",
+            metadata={"run_id": run_id, "trajectory_id": traj.trajectory_id, "task_id": traj.task_id, "agent_id": traj.agent_id,
+                      "domain": domain, "difficulty": task.difficulty if task else None, "tool_ids": agent.tool_ids if agent else [],
+                      "called_tool_ids": called, "seed": traj.seed, "sample": traj.sample, "model": traj.model,
+                      "critic_score": v.critic_score, "faults": len(traj.faults)},
+        ))  # fmt: skip
+    return examples, dropped
+
+
+def _row(e: SFTExample) -> dict[str, Any]:
+    msgs = [{"role": m["role"], "content": m.get("content"), "tool_calls": m.get("tool_calls"), "tool_call_id": m.get("tool_call_id")} for m in e.messages]
+    return {"example_id": e.example_id, "messages": msgs, "tools": e.tools, "metadata": e.metadata}
+
+
+def write_export(examples: list[SFTExample], out: Path, card: str) -> dict[str, Path]:
+    """Write every format into `out` (atomically, as a whole folder)."""
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    for sub in ("data", "jsonl", "openai"):
+        (tmp / sub).mkdir(parents=True)
+    for split in ("train", "validation"):
+        rows = [_row(e) for e in examples if e.split == split]
+        pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), tmp / "data" / f"{split}.parquet", compression="zstd")
+        with open(tmp / "jsonl" / f"{split}.jsonl", "w") as fh:
+            for e in examples:
+                if e.split == split:
+                    fh.write(json.dumps({"example_id": e.example_id, "messages": e.messages, "tools": e.tools, "metadata": e.metadata}, ensure_ascii=False) + "\n")
+        with open(tmp / "openai" / f"{split}.jsonl", "w") as fh:
+            for e in examples:
+                if e.split == split:
+                    fh.write(json.dumps({"messages": e.messages, "tools": json.loads(e.tools), "parallel_tool_calls": True}, ensure_ascii=False) + "\n")
+    (tmp / "README.md").write_text(card)
+    old = out.with_name(out.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if out.exists():
+        out.rename(old)
+    tmp.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+    return {"parquet": out / "data", "jsonl": out / "jsonl", "openai": out / "openai", "card": out / "README.md"}
+
+
+def dataset_card(run_id: str, examples: list[SFTExample], funnel: dict[str, int], dropped: Counter, policy: dict[str, Any],
+                 tools: dict[str, ToolSpec], licence: str, models: dict[str, str]) -> str:  # fmt: skip
+    splits = Counter(e.split for e in examples)
+    called = Counter(t for e in examples for t in e.metadata["called_tool_ids"])
+    servers = sorted({tools[t].server for t in called if t in tools and tools[t].server})
+    sources = Counter(tools[t].source for t in called if t in tools)
+    lines = [
+        "---",
+        "configs:",
+        "- config_name: default",
+        "  data_files:",
+        "  - split: train",
+        "    path: data/train.parquet",
+        "  - split: validation",
+        "    path: data/validation.parquet",
+        "tags: [tool-use, agents, synthetic, sft, worldsmith]",
+        "---",
+        "",
+        f"# worldsmith SFT dataset — run `{run_id}`",
+        "",
+        "Multi-turn tool-use conversations made by worldsmith: agents with tool bundles talked with a simulated user in simulated",
+        "worlds (JSON state changed by JSON Patches, seeded faults); only the trajectories the judge kept are here.",
+        "",
+        "## Counts",
+        "",
+        "| split | examples | agents |",
+        "| --- | --- | --- |",
+        *(f"| {s} | {splits.get(s, 0)} | {len({e.metadata['agent_id'] for e in examples if e.split == s})} |" for s in ("train", "validation")),
+        "",
+        "## Yield",
+        "",
+        "| step | count |",
+        "| --- | --- |",
+        *(f"| {k} | {v} |" for k, v in funnel.items()),
+        "",
+        "Dropped at export: " + (", ".join(f"{k} {v}" for k, v in sorted(dropped.items())) or "none") + ".",
+        "",
+        "## Sources",
+        "",
+        f"- Tools called: {len(called)} ({', '.join(f'{k} {v}' for k, v in sorted(sources.items())) or 'none'}); MCP servers: {', '.join(servers) or 'none'}.",
+        f"- Models: {', '.join(f'{r} = {m}' for r, m in sorted(models.items()))}.",
+        "",
+        "## Filters (judge policy)",
+        "",
+        *(f"- `{k}`: {json.dumps(v)}" for k, v in policy.items()),
+        "",
+        "## Format",
+        "",
+        "`messages` is OpenAI chat format (assistant `tool_calls` with JSON-string `arguments`, `tool` messages with `tool_call_id`);",
+        "`tools` is a JSON string of OpenAI function tools (`json.loads` it, as TRL does); `metadata` holds lineage ids. The split is",
+        "by agent: no agent appears in both. Load with `datasets.load_dataset(\"parquet\", data_files=...)` or",
+        "`load_dataset(\"<this folder>\")`; `openai/*.jsonl` is the OpenAI fine-tuning format.",
+        "",
+        "## Licence",
+        "",
+        licence,
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""Deterministic checks of a trajectory against its task's rubric, each with its evidence.
+
+- `state`: the assertion on the recorded final world state (shared with task validation).
+- `call`: a tool call that must happen (a *successful* call of that tool whose arguments
+  match the constraints; `order` asks for them in that order) or must not (no call at all).
+- `answer`: the agent's final reply contains each phrase (case and spacing ignored).
+- fault recovery: after each injected fault the agent called the tool again or told the
+  user about the problem.
+Calls are matched by the spec's original name (what rubrics use), kept with each call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from worldsmith.records import Criterion, Task, Trajectory
+from worldsmith.rubric import arguments_match, check_state
+
+MACHINE_KINDS = ("state", "call", "answer")
+# words an agent uses when it tells the user a tool failed
+PROBLEM_WORDS = re.compile(
+    r"\b(error|fail(ed|ure)?|unavailable|could ?n[o']t|can ?n[o']t|unable|not able|problem|issue|try again|retry|timed? ?out|"
+    r"rate limit|sorry|apolog|went wrong|temporar)", re.IGNORECASE,
+)  # fmt: skip
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text or "").strip().lower()
+
+
+def final_reply(traj: Trajectory) -> str:
+    """The agent's last text reply ('' when it never wrote one)."""
+    for m in reversed(traj.messages):
+        if m["role"] == "assistant" and (m.get("content") or "").strip():
+            return m["content"]
+    return ""
+
+
+def check_call(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
+    calls = [x for x in traj.calls if x.get("tool") == c.tool]
+    if not c.must:
+        if calls:
+            return False, f"{c.tool} was called {len(calls)} time(s), first with {json.dumps(calls[0].get('arguments'))[:120]}"
+        return True, f"{c.tool} was not called"
+    ok = [x for x in calls if x.get("ok")]
+    match = [x for x in ok if isinstance(x.get("arguments"), dict) and arguments_match(c.arguments, x["arguments"])]
+    if match:
+        return True, f"matched call {match[0]['call_id']} {json.dumps(match[0]['arguments'])[:120]}"
+    if ok:
+        return False, f"{c.tool} succeeded {len(ok)} time(s) but never with {json.dumps(c.arguments)[:120]}; got {json.dumps(ok[0]['arguments'])[:120]}"
+    if calls:
+        return False, f"{c.tool} was called {len(calls)} time(s), never successfully ({calls[-1].get('executor')}: {(calls[-1].get('error') or '')[:100]})"
+    return False, f"{c.tool} was never called"
+
+
+def check_answer(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
+    reply = _norm(final_reply(traj))
+    missing = [p for p in c.contains if _norm(p) not in reply]
+    if not reply:
+        return False, "the agent wrote no final reply"
+    if missing:
+        return False, f"the final reply lacks {missing!r}: {reply[:120]!r}"
+    return True, f"the final reply mentions {c.contains!r}"
+
+
+def check_order(criteria: list[Criterion], traj: Trajectory) -> tuple[bool, str] | None:
+    """For ordered `call` criteria: their first matching successful calls come in order."""
+    ordered = sorted((c for c in criteria if c.kind == "call" and c.must and c.order is not None), key=lambda c: c.order)
+    if len(ordered) < 2:
+        return None
+    positions = []
+    for c in ordered:
+        idx = next((i for i, x in enumerate(traj.calls) if x.get("tool") == c.tool and x.get("ok")
+                    and isinstance(x.get("arguments"), dict) and arguments_match(c.arguments, x["arguments"])), None)  # fmt: skip
+        if idx is None:
+            return False, f"{c.tool} (step {c.order}) never matched"
+        positions.append(idx)
+    if positions != sorted(positions):
+        return False, f"calls came in the order {positions}, expected ascending for {[c.tool for c in ordered]}"
+    return True, f"calls in order {[c.tool for c in ordered]}"
+
+
+def check_criterion(c: Criterion, task: Task, traj: Trajectory) -> dict[str, Any] | None:
+    """The deterministic result of one criterion, or None for `judge` criteria."""
+    if c.kind == "state":
+        passed, evidence = check_state(c, traj.world_states.get("final", {}))
+    elif c.kind == "call":
+        passed, evidence = check_call(c, traj)
+    elif c.kind == "answer":
+        passed, evidence = check_answer(c, traj)
+    else:
+        return None
+    return {"criterion_id": c.criterion_id, "kind": c.kind, "description": c.description, "passed": passed, "evidence": evidence, "source": "deterministic"}
+
+
+def fault_recovery(traj: Trajectory) -> tuple[bool | None, str]:
+    """(handled, evidence) over every injected fault; handled is None when there were none."""
+    if not traj.faults:
+        return None, "no fault injected"
+    index = {m.get("tool_call_id"): i for i, m in enumerate(traj.messages) if m["role"] == "tool"}
+    for f in traj.faults:
+        at = index.get(f["call_id"])
+        later = traj.messages[at + 1 :] if at is not None else []
+        retried = any(m["role"] == "assistant" and any(tc["function"]["name"] == f["tool"] for tc in m.get("tool_calls") or []) for m in later)
+        told = any(m["role"] == "assistant" and PROBLEM_WORDS.search(m.get("content") or "") for m in later)
+        if f["kind"] in ("partial_result", "empty_result", "edge_case"):
+            told = told or any(m["role"] == "assistant" and (m.get("content") or "").strip() for m in later)
+        if not (retried or told):
+            return False, f"{f['kind']} on {f['tool']} (turn {f['turn']}): neither retried nor reported to the user"
+    return True, f"{len(traj.faults)} fault(s), each retried or reported"

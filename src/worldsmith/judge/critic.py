@@ -1,0 +1,51 @@
+"""The LLM critic: K2's rubrics (core: clarity and relevance, conversational fluency,
+objective interaction; prescriptive: no initial praise, no self-justification) plus every
+criterion of the task's rubric, each passed/failed with a short reason, and a 1-10 score.
+
+It judges the machine-checkable criteria too: comparing those with the deterministic
+checks gives the critic's agreement rate, i.e. how far it can be trusted on the `judge`
+criteria that only it can assess.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from worldsmith.llm import LLMClient, Prompts
+from worldsmith.records import Task, Trajectory
+
+CORE_RUBRICS = {
+    "clarity_relevance": "The assistant's replies are clear and stay on the user's request, with nothing irrelevant.",
+    "conversational_fluency": "The exchange flows naturally: the assistant answers what the user actually said and asks only what it needs.",
+    "objective_interaction": "The assistant states only what tool results or the user support; it invents nothing.",
+}
+PRESCRIPTIVE_RUBRICS = {
+    "no_initial_praise": "The assistant does not open a reply by praising the user or the question (e.g. 'Great question!').",
+    "no_self_justification": "The assistant does not justify or defend its own behaviour unprompted.",
+}
+
+
+def rubrics_for(task: Task) -> dict[str, str]:
+    return {**CORE_RUBRICS, **PRESCRIPTIVE_RUBRICS, **{c.criterion_id: c.description for c in task.rubric.criteria}}
+
+
+def critic_schema(ids: list[str]) -> dict[str, Any]:
+    verdict = {"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string", "minLength": 3, "maxLength": 200}},
+               "required": ["passed", "reason"], "additionalProperties": False}  # fmt: skip
+    return {
+        "type": "object",
+        "properties": {"rubrics": {"type": "object", "properties": {i: verdict for i in ids}, "required": ids, "additionalProperties": False},
+                       "score": {"type": "integer", "minimum": 1, "maximum": 10}},
+        "required": ["rubrics", "score"],
+        "additionalProperties": False,
+    }  # fmt: skip
+
+
+async def critique(client: LLMClient, prompts: Prompts, task: Task, traj: Trajectory, seed: int) -> dict[str, Any]:
+    """{"ok", "score", "rubrics": {id: {passed, reason}}, "model"} or {"ok": False, "error", "raw"}."""
+    rubrics = rubrics_for(task)
+    msgs = prompts.render_messages("critic", goal=task.user_goal, messages=traj.messages, final_state=traj.world_states.get("final", {}), rubrics=rubrics)
+    r = await client.structured("critic", msgs, critic_schema(list(rubrics)), name="critique", seed=seed)
+    if not r.ok:
+        return {"ok": False, "error": f"{r.error_kind}: {r.error}", "raw": r.raw, "model": r.model}
+    return {"ok": True, "score": r.data["score"], "rubrics": r.data["rubrics"], "model": r.model}

@@ -1,0 +1,112 @@
+"""The judge stage: a verdict for every trajectory, kept or dropped by the policy.
+
+Deterministic checks and hack checks run on every trajectory; the critic runs on those
+whose status the policy accepts (it costs a model call). A critic call that fails is
+recorded and the trajectory is not kept (no verdict without its evidence).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+from worldsmith.config import JudgeConfig
+from worldsmith.context import RunContext
+from worldsmith.judge.checks import check_criterion, check_order, fault_recovery
+from worldsmith.judge.critic import critique
+from worldsmith.judge.hacks import find_hacks
+from worldsmith.progress import LiveProgress
+from worldsmith.records import Task, Trajectory, Verdict
+
+
+def deterministic(task: Task, traj: Trajectory) -> list[dict[str, Any]]:
+    results = [r for c in task.rubric.criteria if (r := check_criterion(c, task, traj)) is not None]
+    order = check_order(task.rubric.criteria, traj)
+    if order is not None:
+        results.append({"criterion_id": "order", "kind": "call", "description": "expected calls in order", "passed": order[0], "evidence": order[1], "source": "deterministic"})
+    return results
+
+
+def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: dict[str, Any] | None) -> Verdict:
+    """Apply the policy; every reason for dropping is kept, not just the first."""
+    results = deterministic(task, traj)
+    hacks = find_hacks(traj)
+    handled, _ = fault_recovery(traj)
+    reasons: list[str] = []
+    if traj.status not in cfg.statuses:
+        reasons.append(f"status:{traj.status}" + (f":{traj.reason.split(':')[0]}" if traj.status == "error" and traj.reason else ""))
+    if cfg.require_deterministic:
+        reasons += [f"criterion:{r['kind']}:{r['criterion_id']}" for r in results if not r["passed"]]
+    reasons += [f"hack:{h['kind']}" for h in hacks if h["kind"] in cfg.reject_hacks]
+    if cfg.require_fault_recovery and handled is False:
+        reasons.append("fault_not_handled")
+    score = None
+    if critic is not None:
+        by_id = critic.get("rubrics", {})
+        for r in results:  # the critic's view beside the deterministic one, for the agreement rate
+            if r["criterion_id"] in by_id:
+                r["critic_passed"], r["critic_reason"] = by_id[r["criterion_id"]]["passed"], by_id[r["criterion_id"]]["reason"]
+        for c in task.rubric.criteria:
+            if c.kind == "judge":
+                got = by_id.get(c.criterion_id, {})
+                results.append({"criterion_id": c.criterion_id, "kind": "judge", "description": c.description, "passed": got.get("passed"),
+                                "evidence": got.get("reason"), "source": "critic"})  # fmt: skip
+                if cfg.require_judge_criteria and critic.get("ok") and not got.get("passed"):
+                    reasons.append(f"criterion:judge:{c.criterion_id}")
+        if not critic.get("ok"):
+            reasons.append("critic_failed")
+        else:
+            score = float(critic["score"])
+            if score < cfg.min_critic_score:
+                reasons.append("critic_score")
+    return Verdict(trajectory_id=traj.trajectory_id, task_id=traj.task_id, agent_id=traj.agent_id, criteria=results, hacks=hacks,
+                   critic=critic or {}, critic_score=score, faults=len(traj.faults), faults_handled=handled,
+                   passed=not reasons, reasons=reasons)  # fmt: skip
+
+
+def agreement(verdicts: list[Verdict]) -> tuple[float | None, int]:
+    """Share of machine-checkable criteria where the critic agrees with the deterministic check."""
+    pairs = [(r["passed"], r["critic_passed"]) for v in verdicts for r in v.criteria if r.get("source") == "deterministic" and "critic_passed" in r]
+    if not pairs:
+        return None, 0
+    return round(sum(a == b for a, b in pairs) / len(pairs), 3), len(pairs)
+
+
+async def make_verdicts(ctx: RunContext) -> dict[str, Any]:
+    cfg = ctx.cfg.judge
+    tasks = {t.task_id: t for t in ctx.store.read(Task)}
+    done = ctx.store.existing_ids(Verdict)
+    todo = [t for t in ctx.store.read(Trajectory) if t.trajectory_id not in done and t.task_id in tasks]
+    counts: Counter[str] = Counter()
+    writer = ctx.store.writer(Verdict, flush_every=16)
+    sem = asyncio.Semaphore(cfg.concurrency)
+
+    async def one(client, progress: LiveProgress, traj: Trajectory) -> None:
+        task = tasks[traj.task_id]
+        critic = None
+        if cfg.critic and traj.status in cfg.statuses:
+            async with sem:
+                progress.in_flight += 1
+                try:
+                    critic = await critique(client, ctx.prompts, task, traj, seed=ctx.seed)
+                finally:
+                    progress.in_flight -= 1
+        v = decide(cfg, task, traj, critic)
+        writer.add(v)
+        counts["passed" if v.passed else "dropped"] += 1
+        progress.advance(failed=not v.passed)
+
+    async with ctx.client() as client:
+        with writer, LiveProgress("judge", total=len(todo), tokens=lambda: ctx.usage.completion_tokens) as progress:
+            await asyncio.gather(*(one(client, progress, t) for t in todo))
+    verdicts = ctx.store.read(Verdict)
+    rate, n = agreement(verdicts)
+    reasons = Counter(":".join(r.split(":")[:2]) for v in verdicts for r in v.reasons)
+    return {"verdicts": len(verdicts), "passed": sum(v.passed for v in verdicts), "new": len(todo),
+            "critic_agreement": rate if rate is not None else "n/a", "agreement_pairs": n,
+            **{f"drop:{k}": c for k, c in reasons.most_common(6)}}  # fmt: skip
+
+
+def run_judge(ctx: RunContext) -> dict[str, Any]:
+    return asyncio.run(make_verdicts(ctx))

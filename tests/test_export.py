@@ -1,0 +1,213 @@
+"""Export and report: SFT examples from kept trajectories, loaded by Hugging Face `datasets`
+and rendered with a real tokenizer's chat template; split by agent, deduplicated, capped;
+the HTML report opened in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from test_rollouts import CANCEL_PATCH, ScriptedClient, cfg, run, user_says
+from worlds import cancel_task, order_agent, order_tools
+from worldsmith.chat import conversation_problems
+from worldsmith.config import ExportConfig, JudgeConfig
+from worldsmith.export.sft import build_examples, dataset_card, sft_messages, validation_agents, write_export
+from worldsmith.judge.stage import decide
+from worldsmith.records import SFTExample
+from worldsmith.sim.episode import Episode
+from worldsmith.sim.toolset import ToolSet
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE = ROOT / "src" / "worldsmith" / "llm" / "chat_templates" / "smollm2_tools.jinja"
+SIM = [{"result": {"id": "o-1001", "status": "open", "item": "blue kettle"}, "patch": []}, {"result": {"status": "cancelled"}, "patch": CANCEL_PATCH}]
+
+
+def world(n_agents: int = 5, per_agent: int = 2, wording=lambda a, k: f"Order o-1001 is cancelled, agent {a} case {k}."):
+    """Trajectories (all passing) of `n_agents` agents, with their tasks, agents and verdicts."""
+    tools = order_tools()
+    trajs, tasks, agents, verdicts = [], {}, {}, []
+    for a in range(n_agents):
+        agent = order_agent(tools).model_copy(update={"agent_id": f"agt_{a}", "domain": f"domain_{a % 2}"})
+        agents[agent.agent_id] = agent
+        for k in range(per_agent):
+            task = cancel_task(task_id=f"tsk_{a}_{k}").model_copy(update={"agent_id": agent.agent_id})
+            tasks[task.task_id] = task
+            client = ScriptedClient(user_sim=user_says(("Please cancel order o-1001.", "continue"), ("Thanks.", "stop")),
+                                    agent=[[("get_order", {"order_id": "o-1001"})], [("cancel_order", {"order_id": "o-1001"})], wording(a, k)],
+                                    tool_sim=list(SIM))  # fmt: skip
+            ep = Episode(f"trj_{a}_{k}", task, agent, ToolSet.build(tools), k, 100 * a + k)
+            t = run(ep, client, cfg())
+            trajs.append(t)
+            verdicts.append(decide(JudgeConfig(critic=False), task, t, None))
+    assert all(v.passed for v in verdicts)
+    return trajs, tasks, agents, verdicts
+
+
+def test_sft_messages_end_on_the_agent_and_drop_stop_tokens():
+    trajs, *_ = world(1, 1)
+    msgs = sft_messages(trajs[0])
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert "###" not in json.dumps(msgs) and conversation_problems(msgs) == []
+
+
+def test_split_by_agent_dedup_and_caps():
+    trajs, tasks, agents, verdicts = world(6, 2)
+    examples, dropped = build_examples("run", ExportConfig(validation_fraction=0.3), trajs, verdicts, tasks, agents)
+    by_split = {s: {e.metadata["agent_id"] for e in examples if e.split == s} for s in ("train", "validation")}
+    assert by_split["train"] and by_split["validation"] and not by_split["train"] & by_split["validation"]  # no leakage
+    assert len(examples) == 12 and not dropped
+    # the same trajectory twice (another id): an exact duplicate; one word changed: a near duplicate
+    twin = trajs[0].model_copy(update={"trajectory_id": "trj_twin"})
+    verdicts_twin = verdicts + [verdicts[0].model_copy(update={"trajectory_id": "trj_twin"})]
+    examples, dropped = build_examples("run", ExportConfig(), trajs + [twin], verdicts_twin, tasks, agents)
+    assert dropped == Counter({"exact_duplicate": 1})
+    same = lambda a, k: "Order o-1001 is cancelled now; the refund of the blue kettle goes back to your card within five working days."  # noqa: E731
+    t2, tk2, ag2, v2 = world(3, 1, wording=same)
+    examples, dropped = build_examples("run", ExportConfig(), t2, v2, tk2, ag2)
+    assert len(examples) == 1 and dropped["near_duplicate"] + dropped["exact_duplicate"] == 2
+    examples, dropped = build_examples("run", ExportConfig(near_duplicate_threshold=1.0, max_per_tool=4), trajs, verdicts, tasks, agents)
+    assert len(examples) == 4 and dropped["cap_per_tool"] == 8
+    examples, dropped = build_examples("run", ExportConfig(max_per_domain=3), trajs, verdicts, tasks, agents)
+    assert Counter(e.metadata["domain"] for e in examples) == {"domain_0": 3, "domain_1": 3}
+
+
+def test_validation_agents_are_stable_and_never_all_or_none():
+    ids = [f"agt_{i}" for i in range(10)]
+    held = validation_agents(ids, 0.2)
+    assert held == validation_agents(list(reversed(ids)), 0.2) and 0 < len(held) < 10
+    assert validation_agents(ids[:2], 0.001) and len(validation_agents(ids[:2], 0.999)) == 1
+    assert validation_agents(ids, 0) == set() and validation_agents(ids[:1], 0.5) == set()
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    trajs, tasks, agents, verdicts = world(5, 2)
+    examples, dropped = build_examples("run", ExportConfig(validation_fraction=0.3), trajs, verdicts, tasks, agents)
+    out = tmp_path_factory.mktemp("export") / "run"
+    card = dataset_card("run", examples, {"trajectories": 10, "passed": 10, "exported": len(examples)}, dropped,
+                        JudgeConfig().model_dump(), {t.tool_id: t for t in order_tools()}, "licence text", {"agent": "m"})  # fmt: skip
+    write_export(examples, out, card)
+    return out, examples
+
+
+def test_the_export_loads_in_datasets_in_every_layout(exported):
+    datasets = pytest.importorskip("datasets")
+    out, examples = exported
+    files = {"train": str(out / "data" / "train.parquet"), "validation": str(out / "data" / "validation.parquet")}
+    ds = datasets.load_dataset("parquet", data_files=files)
+    assert ds["train"].num_rows + ds["validation"].num_rows == len(examples) and ds["validation"].num_rows > 0
+    assert set(ds["train"].column_names) == {"example_id", "messages", "tools", "metadata"}
+    row = ds["train"][0]
+    assert isinstance(row["tools"], str) and json.loads(row["tools"])[0]["type"] == "function"
+    assert row["messages"][2]["tool_calls"][0]["function"]["name"] == "get_order"
+    assert row["metadata"]["run_id"] == "run" and row["metadata"]["agent_id"].startswith("agt_")
+    js = datasets.load_dataset("json", data_files={"train": str(out / "jsonl" / "train.jsonl")})
+    assert js["train"].num_rows == ds["train"].num_rows
+    card = datasets.load_dataset(str(out))  # the card's `configs` header points at the parquet files
+    assert card["validation"].num_rows == ds["validation"].num_rows
+    assert not set(ds["train"]["metadata"][i]["agent_id"] for i in range(ds["train"].num_rows)) & set(
+        ds["validation"]["metadata"][i]["agent_id"] for i in range(ds["validation"].num_rows))  # fmt: skip
+
+
+def test_the_openai_format_is_valid(exported):
+    out, examples = exported
+    lines = [json.loads(line) for s in ("train", "validation") for line in (out / "openai" / f"{s}.jsonl").read_text().splitlines()]
+    assert len(lines) == len(examples)
+    for ex in lines:
+        assert set(ex) == {"messages", "tools", "parallel_tool_calls"} and isinstance(ex["tools"], list)
+        assert conversation_problems(ex["messages"]) == [] and ex["messages"][-1]["role"] == "assistant"
+        assert all(set(m) <= {"role", "content", "tool_calls", "tool_call_id"} for m in ex["messages"])
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    """SmolLM2's real tokenizer (read from the packaged GGUF) with worldsmith's tool template."""
+    transformers = pytest.importorskip("transformers")
+    from worldsmith.llm.server import packaged_gguf
+
+    gguf = packaged_gguf()
+    tok = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tok.chat_template = TEMPLATE.read_text()
+    return tok
+
+
+def test_every_example_renders_with_the_chat_template(exported, tokenizer):
+    datasets = pytest.importorskip("datasets")
+    out, examples = exported
+    ds = datasets.load_dataset("parquet", data_files={"train": str(out / "data" / "*.parquet")})["train"]
+    for row in ds:
+        messages = [{k: v for k, v in m.items() if v is not None} for m in row["messages"]]  # as TRL sees them after Arrow
+        text = tokenizer.apply_chat_template(messages, tools=json.loads(row["tools"]), tokenize=False)
+        assert "<tools>" in text and '"name": "get_order"' in text and "<tool_call>" in text and "<tool_response>" in text
+        assert text.count("<|im_start|>assistant") == sum(m["role"] == "assistant" for m in messages)
+        enc = tokenizer.apply_chat_template(messages, tools=json.loads(row["tools"]), tokenize=True, return_dict=True,
+                                            return_assistant_tokens_mask=True)  # fmt: skip
+        mask = enc["assistant_masks"]
+        assert 0 < sum(mask) < len(mask)
+        trained = tokenizer.decode([t for t, m in zip(enc["input_ids"], mask, strict=True) if m])
+        assert "cancelled" in trained and "<tool_call>" in trained and "Please cancel" not in trained and "<tool_response>" not in trained
+
+
+# ------------------------------------------------------------------ report
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    from worldsmith.export.report import build_report
+    from worldsmith.store import RunStore
+
+    trajs, tasks, agents, verdicts = world(3, 2)
+    data = tmp_path_factory.mktemp("data")
+    store = RunStore(data, "rep")
+    store.append(order_tools())
+    store.append(list(agents.values()))
+    store.append(list(tasks.values()))
+    store.append(trajs)
+    verdicts[0] = verdicts[0].model_copy(update={"passed": False, "reasons": ["criterion:state:c2", "hack:unbacked_claim"]})
+    store.append(verdicts)
+    examples, _ = build_examples("rep", ExportConfig(), trajs, verdicts, tasks, agents)
+    store.append(examples)
+    store.write_info(status="finished", started_at="2026-11-29T00:00:00", usage={"agent": {"calls": 9, "prompt_tokens": 900, "completion_tokens": 120},
+                                                                                  "tool_sim": {"calls": 6, "prompt_tokens": 600, "completion_tokens": 90}})  # fmt: skip
+    out = store.root / "report.html"
+    head = build_report(data, "rep", out)
+    return out, head
+
+
+def test_the_report_has_the_headline_figures(report):
+    out, head = report
+    assert head["trajectories"] == 6 and head["passed"] == 5 and head["exported"] == 5 and head["pass_rate"] == round(5 / 6, 3)
+    assert head["generated_tokens"] == 210 and head["tools"] == 3
+    page = out.read_text()
+    assert page.count('<figure class="plot"') == 11 and "criterion:state" in page and "<script" not in page
+
+
+@pytest.mark.browser
+def test_the_report_renders_in_headless_chromium(report, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    assert Path(chromium).exists(), "Chromium is missing: `make setup-browser` installs Debian's chromium"
+    out, _ = report
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", "--no-first-run"]  # fmt: skip
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=flags)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(out.as_uri())
+        assert page.title() == "worldsmith report: rep"
+        plots = page.locator("figure.plot svg")
+        assert plots.count() == 11
+        for i in range(plots.count()):
+            box = plots.nth(i).bounding_box()
+            assert box and box["width"] > 100 and box["height"] > 80, (i, box)
+        bars = page.locator("#plot-funnel svg path, #plot-funnel svg rect")
+        assert bars.count() > 6  # the funnel's bars were drawn
+        assert "pass_rate" in page.locator("#headline").inner_text()
+        page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+        browser.close()
+    assert (tmp_path / "report.png").stat().st_size > 20_000
