@@ -1,15 +1,27 @@
-"""Prefect flow: the whole pipeline, end to end. Thin: every step is a library call.
+"""Prefect flows over the pipeline: `synth` end to end, and one flow per stage. Thin: every
+step is a library call (worldsmith never imports Prefect).
 
-    python flows/synth.py [--set KEY=VALUE ...] [--run-id ID]     (what `make synth` runs)
+    python flows/synth.py [--flow synth|evolve|agents|tasks|rollouts|judge|export] [--set KEY=VALUE ...] [--run-id ID]
 
-If a Prefect server answers on 127.0.0.1:4200 the run is reported to it (and shows in the
-UI); otherwise Prefect runs a temporary local server for the duration of the run.
+Tasks: the stages that split (agents, tasks, rollouts, judge) run one task per shard of
+`run.shard_size` input records (per-item concurrency stays inside, in asyncio). A shard
+task's cache key is its explicit inputs (config hash, run start, stage, shard, hash of the
+shard's input ids) plus the task's source, with results persisted under the repo's
+Prefect home, so re-running a finished flow skips finished shards; model-calling tasks
+retry (the library resumes, so a retry redoes only what is missing). Each stage publishes
+a table artifact; `synth` a markdown summary that links the HTML report.
+
+If a Prefect server answers on 127.0.0.1:4200 (`make ui`) runs are reported to it;
+otherwise Prefect runs a temporary local server for the duration of the run.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -18,45 +30,100 @@ from _prefect_env import use_local_server_if_up  # noqa: E402
 use_local_server_if_up()
 
 from prefect import flow, get_run_logger, task  # noqa: E402
-from prefect.artifacts import create_markdown_artifact  # noqa: E402
-from prefect.cache_policies import NO_CACHE  # noqa: E402
+from prefect.context import FlowRunContext  # noqa: E402
+from prefect.exceptions import MissingContextError  # noqa: E402
+from prefect.artifacts import create_markdown_artifact, create_table_artifact  # noqa: E402
+from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE  # noqa: E402
 
 from worldsmith import pipeline  # noqa: E402
 from worldsmith.config import load_config  # noqa: E402
 from worldsmith.summary import print_summary, summary_markdown  # noqa: E402
 
 
-@task(name="stage", cache_policy=NO_CACHE, task_run_name="{name}")
-def run_stage(ctx, name: str) -> pipeline.StageResult:
-    return pipeline.run_stage(ctx, name)
+def _logger():
+    """The run logger inside a flow run; a plain logger when a flow's `.fn` is called directly."""
+    try:
+        return get_run_logger()
+    except MissingContextError:
+        return logging.getLogger("worldsmith.flows")
+
+
+def _in_flow_run() -> bool:
+    return FlowRunContext.get() is not None
+
+
+@task(name="shard", cache_policy=(INPUTS - "ctx") + TASK_SOURCE, persist_result=True, retries=2, retry_delay_seconds=[10, 60],
+      task_run_name="{name} {index}/{count}")  # fmt: skip
+def stage_shard(ctx, name: str, index: int, count: int, config_hash: str, run_started_at: str, inputs_hash: str) -> dict:
+    """One shard of a stage that splits; cached on its explicit inputs (ctx is excluded)."""
+    return pipeline.run_stage_part(ctx, name, pipeline.Shard(index, count, inputs_hash))
+
+
+@task(name="stage", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=10, task_run_name="{name}")
+def whole_stage(ctx, name: str) -> dict:
+    """A stage that does not split (it resumes by itself)."""
+    return pipeline.run_stage_part(ctx, name)
+
+
+def artifact_key(*parts: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", "-".join(parts).lower()).strip("-")[:100]
+
+
+def run_one_stage(ctx, name: str) -> pipeline.StageResult:
+    t0 = time.monotonic()
+    # as tasks inside a flow run; plain calls when a flow's `.fn` runs without Prefect
+    shard_task, stage_task = (stage_shard.fn, whole_stage.fn) if not _in_flow_run() else (stage_shard, whole_stage)
+    if name in pipeline.SHARDED:
+        info = ctx.store.read_info()
+        parts = []
+        for s in pipeline.shard_plan(ctx, name, ctx.cfg.run.shard_size):
+            args = (ctx, name, s.index, s.count, ctx.cfg.config_hash(), info.get("started_at", ""), s.inputs_hash)
+            if not _in_flow_run():
+                parts.append(shard_task(*args))
+                continue
+            state = stage_shard(*args, return_state=True)
+            part = state.result()
+            if state.name == "Cached":  # done by an earlier run: its totals still hold, its amounts are not this run's
+                part = {**{k: v for k, v in part.items() if k in pipeline.TOTAL_KEYS}, "cached_shards": 1}
+            parts.append(part)
+        counts = pipeline.merge_counts(parts)
+    else:
+        counts = stage_task(ctx, name)
+    result = pipeline.record_stage(ctx, name, counts, time.monotonic() - t0)
+    if _in_flow_run():
+        create_table_artifact(key=artifact_key(ctx.run_id, name), table=[{"figure": k, "value": str(v)} for k, v in counts.items()],
+                              description=f"worldsmith {name}: run {ctx.run_id}")  # fmt: skip
+    return result
 
 
 def run_stages(config_path: str, overrides: list[str] | None, run_id: str | None, stages: list[str] | None) -> dict:
-    """The body every stage flow shares: model server, run, one task per stage, summary artifact."""
-    logger = get_run_logger()
+    """The body every flow shares: model server, run, tasks per stage, artifacts, summary."""
+    logger = _logger()
     cfg, root = load_config(config_path, overrides or [])
-    names = stages or pipeline.enabled_stages(cfg)
+    enabled = pipeline.enabled_stages(cfg)
+    names = [s for s in stages if s in enabled] if stages else enabled
     summary = pipeline.RunSummary(run_id="", status="running")
     with pipeline.model_server(cfg, root, log=logger.info) as url:
         ctx = pipeline.open_run(cfg, root, run_id, embedded_url=url)
         summary.run_id = ctx.run_id
         try:
             for name in names:
-                summary.stages.append(run_stage(ctx, name))
+                summary.stages.append(run_one_stage(ctx, name))
         except BaseException as exc:
             pipeline.finish_run(ctx, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", f"{exc.__class__.__name__}: {exc}")
             raise
         summary.catalog = pipeline.finish_run(ctx, "finished")
         summary.status, summary.usage = "finished", ctx.usage.snapshot()
         summary.seconds = sum(s.seconds for s in summary.stages)
-    create_markdown_artifact(key=f"{'-'.join(names)}-summary"[:60], markdown=summary_markdown(summary), description="worldsmith run")
+    if _in_flow_run():
+        create_markdown_artifact(key=artifact_key(summary.run_id, "summary"), markdown=summary_markdown(summary), description="worldsmith run")
     print_summary(summary)
     return {"run_id": summary.run_id, "status": summary.status, "stages": {s.name: s.counts for s in summary.stages}}
 
 
 @flow(name="synth", log_prints=True)
 def synth(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
-    """Tools -> bundles -> agents -> tasks -> rollouts (and the stages to come), resuming a run with the same id."""
+    """Tools -> bundles -> agents -> tasks -> rollouts -> judge -> export -> report, resuming a run with the same id."""
     return run_stages(config_path, overrides, run_id, None)
 
 
@@ -66,19 +133,43 @@ def evolve(config_path: str = "pipeline.yaml", overrides: list[str] | None = Non
     return run_stages(config_path, overrides, run_id, ["tools", "bundles"])
 
 
+@flow(name="agents", log_prints=True)
+def agents(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
+    """An agent (system prompt over a tool bundle) for each bundle of the run."""
+    return run_stages(config_path, overrides, run_id, ["agents"])
+
+
+@flow(name="tasks", log_prints=True)
+def tasks(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
+    """Tasks (persona, goal, initial world state, rubric) for the run's agents, validated."""
+    return run_stages(config_path, overrides, run_id, ["tasks"])
+
+
 @flow(name="rollouts", log_prints=True)
 def rollouts(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
     """Simulated episodes for the run's tasks (finished episodes are skipped)."""
     return run_stages(config_path, overrides, run_id, ["rollouts"])
 
 
-FLOWS = {"synth": synth, "evolve": evolve, "rollouts": rollouts}
+@flow(name="judge", log_prints=True)
+def judge(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
+    """Verdicts for the run's trajectories: rubric checks, hack checks, critic, policy."""
+    return run_stages(config_path, overrides, run_id, ["judge"])
+
+
+@flow(name="export", log_prints=True)
+def export(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
+    """The SFT dataset from the kept trajectories, and the run's HTML report."""
+    return run_stages(config_path, overrides, run_id, ["export", "report"])
+
+
+FLOWS = {"synth": synth, "evolve": evolve, "agents": agents, "tasks": tasks, "rollouts": rollouts, "judge": judge, "export": export}
 
 
 def main(argv: list[str]) -> None:
     import argparse
 
-    parser = argparse.ArgumentParser(description="Run the worldsmith synth flow")
+    parser = argparse.ArgumentParser(description="Run a worldsmith flow (default: synth, end to end)")
     parser.add_argument("--config", default=os.environ.get("WORLDSMITH_CONFIG", "pipeline.yaml"))
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--run-id", default=None)

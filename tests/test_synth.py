@@ -95,4 +95,4 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     assert again.returncode == 0, again.stderr[-3000:]
     assert "skipped (already done)=4" in again.stdout
     assert query("SELECT count(*) FROM smoke") == "4"
-    assert "evolve: operators" not in again.stderr or "0/0" in again.stderr
+    assert query("SELECT count(*) FROM bundles") == "4" and query("SELECT count(*) FROM agents") == "4"  # sampled once per run

@@ -42,6 +42,7 @@ class RunConfig(Strict):
     data_dir: str = "data"
     prompts_dir: str = "prompts"
     tool_specs_dir: str = "tool_specs"
+    shard_size: PositiveInt = 100  # input records per Prefect task, for the stages that split (agents, tasks, rollouts, judge)
 
 
 class ServerConfig(Strict):

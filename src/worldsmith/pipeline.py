@@ -28,6 +28,7 @@ from worldsmith.config import EMBEDDED, PipelineConfig
 from worldsmith.context import RunContext
 from worldsmith.llm import Prompts
 from worldsmith.llm.server import embedded_server
+from worldsmith.records import Agent, Bundle, Record, Task, Trajectory, content_id, in_shard
 from worldsmith.store import RunStore, refresh_catalog
 
 # name -> function(ctx) -> counts; in pipeline order
@@ -109,10 +110,62 @@ class RunSummary:
     error: str | None = None
 
 
+# Stages whose work splits into shards of input records (the Prefect flows run a task per
+# shard): stage -> (input record type, the field whose value places a record in a shard).
+SHARDED: dict[str, tuple[type[Record], str]] = {
+    "agents": (Bundle, "bundle_id"),
+    "tasks": (Agent, "agent_id"),
+    "rollouts": (Task, "task_id"),
+    "judge": (Trajectory, "task_id"),
+}
+# counts that are run totals (read from the store), not per-shard amounts to add up
+TOTAL_KEYS = frozenset({"agents", "tasks", "trajectories", "verdicts", "passed", "critic_agreement", "agreement_pairs", "lowest_concurrency"})
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int
+    count: int
+    inputs_hash: str  # content hash of the input keys in this shard (part of the Prefect cache key)
+
+
+def shard_plan(ctx: RunContext, name: str, shard_size: int) -> list[Shard]:
+    """The shards of a stage's inputs (one shard for stages that do not split)."""
+    if name not in SHARDED:
+        return [Shard(0, 1, "")]
+    record_type, key = SHARDED[name]
+    keys = sorted({row[key] for row in ctx.store.read_rows(record_type)})
+    count = max(1, -(-len(keys) // max(shard_size, 1)))
+    return [Shard(i, count, content_id([k for k in keys if in_shard(k, (i, count))])) for i in range(count)]
+
+
+def run_stage_part(ctx: RunContext, name: str, shard: Shard | None = None) -> dict[str, Any]:
+    """Run a stage, or one shard of it; returns its counts (nothing recorded in run.json yet)."""
+    if name in SHARDED and shard is not None and shard.count > 1:
+        return STAGES[name](ctx, (shard.index, shard.count))
+    return STAGES[name](ctx)
+
+
+def merge_counts(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts of a stage's shards together: amounts added up, run totals and text from the last."""
+    merged: dict[str, Any] = {}
+    for part in parts:
+        for k, v in part.items():
+            if isinstance(v, int) and not isinstance(v, bool) and k not in TOTAL_KEYS and not k.startswith("drop:") and isinstance(merged.get(k, 0), int):
+                merged[k] = merged.get(k, 0) + v
+            else:
+                merged[k] = v
+    return merged
+
+
 def run_stage(ctx: RunContext, name: str) -> StageResult:
     t0 = time.monotonic()
-    counts = STAGES[name](ctx)
-    result = StageResult(name, counts, time.monotonic() - t0)
+    return record_stage(ctx, name, run_stage_part(ctx, name), time.monotonic() - t0)
+
+
+def record_stage(ctx: RunContext, name: str, counts: dict[str, Any], seconds: float) -> StageResult:
+    """Note a finished stage in run.json (counts, time, usage so far) and refresh the catalog."""
+    result = StageResult(name, counts, seconds)
     stages = ctx.store.read_info().get("stages", {})
     stages[name] = {"counts": counts, "seconds": round(result.seconds, 2), "finished_at": datetime.now(UTC).isoformat()}
     ctx.store.write_info(stages=stages, usage=ctx.usage.snapshot())

@@ -12,6 +12,7 @@ import hashlib
 import json
 import types
 import typing
+import zlib
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
@@ -21,6 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def in_shard(record_id: str, shard: tuple[int, int] | None) -> bool:
+    """Whether `record_id` belongs to shard (index, count); a stable split by CRC32. None: all."""
+    if shard is None:
+        return True
+    index, count = shard
+    return zlib.crc32(record_id.encode()) % count == index
 
 
 def content_id(*parts: Any, prefix: str = "") -> str:

@@ -17,7 +17,7 @@ from worldsmith.judge.checks import check_criterion, check_order, fault_recovery
 from worldsmith.judge.critic import critique
 from worldsmith.judge.hacks import find_hacks
 from worldsmith.progress import LiveProgress
-from worldsmith.records import Task, Trajectory, Verdict
+from worldsmith.records import Task, Trajectory, Verdict, in_shard
 
 
 def deterministic(task: Task, traj: Trajectory) -> list[dict[str, Any]]:
@@ -73,11 +73,11 @@ def agreement(verdicts: list[Verdict]) -> tuple[float | None, int]:
     return round(sum(a == b for a, b in pairs) / len(pairs), 3), len(pairs)
 
 
-async def make_verdicts(ctx: RunContext) -> dict[str, Any]:
+async def make_verdicts(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
     cfg = ctx.cfg.judge
     tasks = {t.task_id: t for t in ctx.store.read(Task)}
     done = ctx.store.existing_ids(Verdict)
-    todo = [t for t in ctx.store.read(Trajectory) if t.trajectory_id not in done and t.task_id in tasks]
+    todo = [t for t in ctx.store.read(Trajectory) if t.trajectory_id not in done and t.task_id in tasks and in_shard(t.task_id, shard)]
     counts: Counter[str] = Counter()
     writer = ctx.store.writer(Verdict, flush_every=16)
     sem = asyncio.Semaphore(cfg.concurrency)
@@ -108,5 +108,5 @@ async def make_verdicts(ctx: RunContext) -> dict[str, Any]:
             **{f"drop:{k}": c for k, c in reasons.most_common(6)}}  # fmt: skip
 
 
-def run_judge(ctx: RunContext) -> dict[str, Any]:
-    return asyncio.run(make_verdicts(ctx))
+def run_judge(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
+    return asyncio.run(make_verdicts(ctx, shard))

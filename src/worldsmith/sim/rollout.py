@@ -16,7 +16,7 @@ from typing import Any
 
 from worldsmith.context import RunContext
 from worldsmith.progress import LiveProgress
-from worldsmith.records import Agent, Task, ToolSpec, Trajectory, content_id
+from worldsmith.records import Agent, Task, ToolSpec, Trajectory, content_id, in_shard
 from worldsmith.sim.episode import Episode, run_episode
 from worldsmith.sim.real import RealExecutor
 from worldsmith.sim.tools import ToolRunner
@@ -78,11 +78,11 @@ def plan(ctx: RunContext, tasks: list[Task]) -> list[tuple[Task, int]]:
     return [(t, k) for t in tasks for k in range(n) if trajectory_id_for(t.task_id, k, ctx.seed) not in done]
 
 
-async def make_rollouts(ctx: RunContext, limit_tasks: int | None = None) -> dict[str, Any]:
+async def make_rollouts(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
     cfg = ctx.cfg.rollouts
     tools = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
     agents = {a.agent_id: a for a in ctx.store.read(Agent)}
-    tasks = sorted(ctx.store.read(Task), key=lambda t: t.task_id)[:limit_tasks]
+    tasks = sorted((t for t in ctx.store.read(Task) if in_shard(t.task_id, shard)), key=lambda t: t.task_id)
     jobs = plan(ctx, tasks)
     counts: Counter[str] = Counter()
     real = None
@@ -134,5 +134,5 @@ async def make_rollouts(ctx: RunContext, limit_tasks: int | None = None) -> dict
     return out
 
 
-def run_rollouts(ctx: RunContext) -> dict[str, Any]:
-    return asyncio.run(make_rollouts(ctx))
+def run_rollouts(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
+    return asyncio.run(make_rollouts(ctx, shard))

@@ -73,8 +73,10 @@ def run_tools(ctx: RunContext) -> dict[str, Any]:
 def run_bundles(ctx: RunContext) -> dict[str, Any]:
     tools = ctx.store.read(ToolSpec)
     graph = build_graph(tools)
-    bundles = sample_bundles(graph, ctx.cfg.tools.bundles, seed=ctx.seed)
-    ctx.store.append(bundles)
+    # sampled once per run: a resumed run whose tool set grew (a retried evolution) must not
+    # draw another `count` bundles from the changed graph
+    if len(ctx.store.read(Bundle)) < ctx.cfg.tools.bundles.count:
+        ctx.store.append(sample_bundles(graph, ctx.cfg.tools.bundles, seed=ctx.seed))
     stored = ctx.store.read(Bundle)
     cov = coverage(tools, stored)
     return {

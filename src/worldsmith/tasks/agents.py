@@ -10,7 +10,7 @@ from typing import Any
 
 from worldsmith.context import RunContext
 from worldsmith.progress import gather_with_progress
-from worldsmith.records import Agent, Bundle, Rejection, ToolSpec, content_id
+from worldsmith.records import Agent, Bundle, Rejection, ToolSpec, content_id, in_shard
 
 
 def agent_schema(tool_names: list[str]) -> dict[str, Any]:
@@ -36,12 +36,12 @@ def agent_id_for(bundle: Bundle) -> str:
     return content_id(bundle.bundle_id, "agent", prefix="agt_")
 
 
-async def make_agents(ctx: RunContext) -> dict[str, Any]:
+async def make_agents(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
     cfg = ctx.cfg.agents
     tools = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
     bundles = ctx.store.read(Bundle)
     done = ctx.store.existing_ids(Agent)
-    todo = [b for b in bundles if agent_id_for(b) not in done]
+    todo = [b for b in bundles if agent_id_for(b) not in done and in_shard(b.bundle_id, shard)]
     rejections = ctx.store.writer(Rejection, flush_every=16)
     writer = ctx.store.writer(Agent, flush_every=16)
 
@@ -76,5 +76,5 @@ async def make_agents(ctx: RunContext) -> dict[str, Any]:
     return {"agents": ctx.store.count(Agent), "new": sum(results), "failed_calls": sum(not ok for ok in results)}
 
 
-def run_agents(ctx: RunContext) -> dict[str, Any]:
-    return asyncio.run(make_agents(ctx))
+def run_agents(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
+    return asyncio.run(make_agents(ctx, shard))

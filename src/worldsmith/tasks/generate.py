@@ -14,7 +14,7 @@ from typing import Any
 
 from worldsmith.context import RunContext
 from worldsmith.progress import gather_with_progress
-from worldsmith.records import Agent, Criterion, Rejection, Rubric, Task, ToolSpec, content_id
+from worldsmith.records import Agent, Criterion, Rejection, Rubric, Task, ToolSpec, content_id, in_shard
 from worldsmith.tasks.agents import tool_view
 from worldsmith.tasks.validate import validate_task
 
@@ -134,7 +134,7 @@ def task_id_for(agent: Agent, k: int) -> str:
     return content_id(agent.agent_id, "task", k, prefix="tsk_")
 
 
-async def make_tasks(ctx: RunContext) -> dict[str, Any]:
+async def make_tasks(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
     cfg = ctx.cfg.tasks
     tools_by_id = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
     agents = ctx.store.read(Agent)
@@ -173,12 +173,12 @@ async def make_tasks(ctx: RunContext) -> dict[str, Any]:
         counts["new"] += 1
         writer.add(task)
 
-    jobs = [(a, k) for a in agents for k in range(cfg.per_agent) if task_id_for(a, k) not in done]
+    jobs = [(a, k) for a in agents if in_shard(a.agent_id, shard) for k in range(cfg.per_agent) if task_id_for(a, k) not in done]
     async with ctx.client() as client:
         with writer, rejections:
             await gather_with_progress("tasks", [one(client, a, k) for a, k in jobs], total=len(jobs))
     return {"tasks": ctx.store.count(Task), **counts}
 
 
-def run_tasks(ctx: RunContext) -> dict[str, Any]:
-    return asyncio.run(make_tasks(ctx))
+def run_tasks(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
+    return asyncio.run(make_tasks(ctx, shard))

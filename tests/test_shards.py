@@ -1,0 +1,89 @@
+"""Shards: how the flows split a stage into Prefect tasks (a stable partition of input ids),
+and how shard counts merge."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+from test_rollouts import PROMPTS, ScriptedClient
+from worlds import cancel_task, order_agent, order_tools
+from worldsmith import pipeline
+from worldsmith.config import validate_config
+from worldsmith.context import RunContext
+from worldsmith.records import Trajectory, in_shard
+from worldsmith.sim.rollout import make_rollouts
+from worldsmith.store import RunStore
+
+
+def test_in_shard_is_a_partition():
+    ids = [f"tsk_{i}" for i in range(500)]
+    owners = Counter(next(i for i in range(7) if in_shard(x, (i, 7))) for x in ids)
+    assert sum(owners.values()) == 500 and len(owners) == 7 and min(owners.values()) > 40
+    assert all(sum(in_shard(x, (i, 7)) for i in range(7)) == 1 for x in ids)
+    assert all(in_shard(x, None) and in_shard(x, (0, 1)) for x in ids)
+
+
+def _ctx(tmp_path, n_tasks: int, **rollouts):
+    cfg = validate_config({"rollouts": {"samples_per_task": 1, "faults": {"enabled": False}, "real_execution": {"enabled": False}, **rollouts}})
+    store = RunStore(tmp_path, "shards")
+    tools = order_tools()
+    store.append(tools)
+    store.append([order_agent(tools)])
+    store.append([cancel_task(task_id=f"tsk_{i:03d}") for i in range(n_tasks)])
+    client = ScriptedClient(user_sim=lambda m: {"message": "bye" if len(m) > 3 else "cancel o-1001", "action": "stop" if len(m) > 3 else "continue"},
+                            agent=lambda m: "Done.", tool_sim=lambda m: {"result": {}, "patch": []})  # fmt: skip
+
+    class Ctx(RunContext):
+        def client(self):
+            ctx = self
+
+            class Wrap:
+                async def __aenter__(self):
+                    return client.metered(ctx.usage)
+
+                async def __aexit__(self, *e):
+                    pass
+
+            return Wrap()
+
+    return Ctx(cfg=cfg, root=tmp_path, run_id="shards", store=store, prompts=PROMPTS)
+
+
+def test_shard_plan_and_sharded_rollouts_cover_every_task_once(tmp_path):
+    ctx = _ctx(tmp_path, 25)
+    plan = pipeline.shard_plan(ctx, "rollouts", shard_size=10)
+    assert [s.count for s in plan] == [3, 3, 3] and len({s.inputs_hash for s in plan}) == 3
+    assert pipeline.shard_plan(ctx, "rollouts", 10) == plan  # stable: the cache key of a shard does not move
+    assert pipeline.shard_plan(ctx, "export", 10) == [pipeline.Shard(0, 1, "")]
+    parts = [asyncio.run(make_rollouts(ctx, (s.index, s.count))) for s in plan]
+    assert sum(p["new"] for p in parts) == 25
+    ids = [t.task_id for t in ctx.store.read(Trajectory)]
+    assert len(ids) == len(set(ids)) == 25
+    merged = pipeline.merge_counts(parts)
+    assert merged["new"] == 25 and merged["finished"] == 25 and merged["trajectories"] == 25  # a total, not 3 totals added
+
+
+def test_merge_counts_adds_amounts_and_keeps_totals():
+    merged = pipeline.merge_counts([{"new": 2, "tasks": 5, "drop:critic_score": 1, "folder": "a"}, {"new": 3, "tasks": 9, "drop:critic_score": 4, "folder": "b"}])
+    assert merged == {"new": 5, "tasks": 9, "drop:critic_score": 4, "folder": "b"}
+
+
+def test_bundles_are_sampled_once_per_run_even_when_the_tools_grow(tmp_path, monkeypatch):
+    """A resumed run whose evolution retried a call has one tool more: its bundles stay."""
+    from worldsmith.records import Bundle, ToolSpec
+    from worldsmith.specs import stage
+
+    ctx = _ctx(tmp_path, 1)
+    ctx.cfg.tools.bundles.count = 2
+    ctx.cfg.tools.bundles.size_min = 1
+    assert stage.run_bundles(ctx)["bundles"] == 2
+    before = {b.bundle_id for b in ctx.store.read(Bundle)}
+    extra = order_tools()[0].model_copy(update={"tool_id": "tool_lookup_order", "name": "lookup_order", "description": "Find an order by id."})
+    ctx.store.append([extra])
+    assert ctx.store.count(ToolSpec) == 4
+    draws = []
+    real = stage.sample_bundles
+    monkeypatch.setattr(stage, "sample_bundles", lambda *a, **k: draws.append(1) or real(*a, **k))
+    assert stage.run_bundles(ctx)["bundles"] == 2
+    assert draws == [] and {b.bundle_id for b in ctx.store.read(Bundle)} == before
