@@ -12,12 +12,13 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 180
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup setup-vllm setup-browser ui ui-stop synth crawl test test-fast query serve serve-vllm serve-stop clean-data help
+.PHONY: setup setup-vllm setup-browser ui ui-stop finetune synth crawl test test-fast query serve serve-vllm serve-stop clean-data help
 
 help:
 	@echo "make synth       run the pipeline end to end (Prefect flow; ARGS='--set smoke.requests=8')"
 	@echo "make test        run the test suite (unit + real llama.cpp and vLLM engines)"
 	@echo "make query       interactive DuckDB shell on the catalog of all runs"
+	@echo "make finetune    fine-tune the base model on the run's exported dataset (Muon + AdamW; ARGS='--set finetune.optimizer=adamw')"
 	@echo "make ui          Prefect server + every worldsmith deployment, on http://127.0.0.1:4200 (ui-stop stops)"
 	@echo "make crawl       re-crawl the MCP servers of tool_specs/servers.yaml into tool_specs/crawled/"
 	@echo "make serve       start the embedded model server in the background (serve-stop stops it)"
@@ -51,6 +52,9 @@ synth: setup
 
 ui: setup
 	$(BIN)/python flows/ui.py start $(ARGS)
+
+finetune: setup
+	$(BIN)/worldsmith finetune $(ARGS)
 
 ui-stop:
 	@test -x $(BIN)/python && $(BIN)/python flows/ui.py stop || echo "nothing to stop"

@@ -163,7 +163,30 @@ def export(config_path: str = "pipeline.yaml", overrides: list[str] | None = Non
     return run_stages(config_path, overrides, run_id, ["export", "report"])
 
 
-FLOWS = {"synth": synth, "evolve": evolve, "agents": agents, "tasks": tasks, "rollouts": rollouts, "judge": judge, "export": export}
+@task(name="train", cache_policy=NO_CACHE, task_run_name="finetune")
+def train_task(cfg, source: str, out: str) -> dict:
+    from worldsmith.train.loop import train
+
+    r = train(cfg.finetune, Path(source), Path(out), log=_logger().info)
+    return {"model": str(r.model_dir), "steps": r.steps, "first_loss": round(r.losses[0], 4), "last_loss": round(r.losses[-1], 4),
+            "val_loss": r.val_losses[-1][1] if r.val_losses else None, "s_per_step": r.seconds_per_step, "tokens_per_s": r.tokens_per_s}  # fmt: skip
+
+
+@flow(name="finetune", log_prints=True)
+def finetune(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None, dataset: str | None = None) -> dict:
+    """Fine-tune the base model on the run's exported SFT data (Muon + AdamW), resuming from the last checkpoint."""
+    from worldsmith.train.loop import finetune_paths
+
+    cfg, root = load_config(config_path, overrides or [])
+    source, out = finetune_paths(cfg, root, run_id, dataset)
+    counts = (train_task if _in_flow_run() else train_task.fn)(cfg, str(source), str(out))
+    if _in_flow_run():
+        create_table_artifact(key=artifact_key(out.name, "finetune"), table=[{"figure": k, "value": str(v)} for k, v in counts.items()],
+                              description="worldsmith finetune")  # fmt: skip
+    return counts
+
+
+FLOWS = {"synth": synth, "evolve": evolve, "agents": agents, "tasks": tasks, "rollouts": rollouts, "judge": judge, "export": export, "finetune": finetune}
 
 
 def main(argv: list[str]) -> None:
@@ -185,7 +208,7 @@ def main(argv: list[str]) -> None:
     from worldsmith.cli import stop_on_sigterm
 
     stop_on_sigterm()
-    FLOWS[args.flow](config_path=args.config, overrides=args.overrides, run_id=args.run_id)
+    FLOWS[args.flow](config_path=args.config, overrides=args.overrides, run_id=args.run_id)  # type: ignore[operator]
 
 
 if __name__ == "__main__":

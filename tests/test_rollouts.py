@@ -399,7 +399,9 @@ def test_a_killed_rollout_resumes_without_duplicates_or_losses(tmp_path):
     ids = [t.trajectory_id for t in after]
     assert len(ids) == len(set(ids)) == 20  # nothing twice
     assert all(any(t.trajectory_id == i and t.created_at == c for t in after) for i, c in before.items())  # nothing finished redone
-    assert not list(store_dir.glob("*.tmp"))
+    # a kill during a write leaves at most a temporary file, which no reader ever sees
+    assert all(p.name.endswith(".parquet") for p in RunStore(data, "resume").shards("trajectories"))
+    assert len(list(store_dir.glob("*.tmp"))) <= 1
 
 
 # ------------------------------------------------------- real execution (MCP)

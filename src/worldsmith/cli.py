@@ -326,6 +326,40 @@ def report(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None)
 
 
 @app.command()
+def finetune(
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    run_id: RunOpt = None,
+    dataset: Annotated[Optional[Path], typer.Option("--dataset", help="an export folder (default: the run's export)")] = None,
+) -> None:
+    """Fine-tune the base model on an exported SFT dataset (Muon + AdamW, or AdamW), resuming from the last checkpoint."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    from worldsmith.train.loop import TrainingStopped, finetune_paths, train
+
+    cfg, root = _load(config, set_)
+    ft = cfg.finetune
+    source, out = finetune_paths(cfg, root, run_id, dataset)
+    stop_on_sigterm()
+    with Progress(TextColumn("[bold]finetune"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
+                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err) as bar:  # fmt: skip
+        task = bar.add_task("finetune", total=ft.max_steps, status="loading the model")
+
+        def progress(done: int, total: int, loss: float, rate: float) -> None:
+            bar.update(task, completed=done, status=f"loss {loss:.4f} · {rate:.0f} tok/s")
+
+        try:
+            result = train(ft, source, out, log=lambda m: err.print(m, highlight=False), progress=progress)
+        except (ValueError, TrainingStopped) as exc:
+            err.print(f"[red]error:[/red] {exc}", highlight=False)
+            raise typer.Exit(1) from None
+    _print_table("finetune", ["key", "value"], [("model", str(result.model_dir)), ("optimizer", ft.optimizer), ("steps", str(result.steps)),
+                 ("first / last loss", f"{result.losses[0]:.4f} / {result.losses[-1]:.4f}"), ("validation loss", str(result.val_losses[-1:] or "n/a")),
+                 ("s / step", str(result.seconds_per_step)), ("tokens / s", str(result.tokens_per_s)), ("padding", f"{result.padding:.1%}"),
+                 ("peak RSS MB", str(result.peak_rss_mb)), ("resumed from step", str(result.resumed_from))], max_width=120)  # fmt: skip
+
+
+@app.command()
 def agents(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
     """Write an agent (system prompt + tools) for each tool bundle of the run."""
     synth(config=config, set_=set_, run_id=run_id, stage=["agents"])

@@ -280,6 +280,30 @@ class ReportConfig(Strict):
     enabled: bool = True
 
 
+class FinetuneConfig(Strict):
+    """SFT on an exported dataset: Muon for the block matrices + AdamW for the rest (or all AdamW)."""
+
+    base_model: str | None = None  # an HF model folder; null: SmolLM2-135M-Instruct read from the packaged GGUF
+    dataset: str | None = None  # an export folder; null: the export of this config's run (data/exports/<run_id>)
+    out_dir: str = "data/models"  # <out_dir>/<name>/: checkpoints/ and model/ (an HF folder vLLM serves)
+    name: str | None = None  # default: <run_id>-<optimizer>
+    optimizer: Literal["muon", "adamw"] = "muon"
+    lr: PositiveFloat = 5e-5  # the AdamW groups (embeddings, head, norms; everything with optimizer: adamw)
+    muon_lr: PositiveFloat = 2e-4  # Muon's own learning rate (with Moonlight's match_rms_adamw scaling)
+    weight_decay: Annotated[float, Field(ge=0)] = 0.0
+    batch_size: PositiveInt = 4
+    grad_accum: PositiveInt = 1
+    max_steps: PositiveInt = 10
+    warmup_steps: NonNegInt = 2
+    max_length: PositiveInt = 2048  # tokens per example; longer ones are cut
+    clip_grad_norm: PositiveFloat = 1.0
+    eval_every: PositiveInt = 5
+    save_every: PositiveInt = 5
+    ns_dtype: Literal["auto", "float32", "bfloat16"] = "auto"  # Newton-Schulz: auto = bf16 on CUDA, fp32 on CPU
+    explode_factor: PositiveFloat = 10.0  # stop when the loss exceeds this multiple of the first loss (or is not finite)
+    seed: NonNegInt = 0
+
+
 class CrawlConfig(Strict):
     concurrency: PositiveInt = 3
     timeout_s: PositiveFloat = 60
@@ -298,6 +322,7 @@ class PipelineConfig(Strict):
     judge: JudgeConfig = JudgeConfig()
     export: ExportConfig = ExportConfig()
     report: ReportConfig = ReportConfig()
+    finetune: FinetuneConfig = FinetuneConfig()
 
     def resolved(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

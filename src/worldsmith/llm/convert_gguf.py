@@ -51,6 +51,36 @@ def _fingerprint(gguf: Path, template_text: str, dtype: str) -> dict:
     }
 
 
+def load_dense(gguf: Path, torch_dtype):
+    """The GGUF as a plain dense transformers model (dequantized), which save_pretrained
+    accepts and training can update."""
+    from transformers import AutoModelForCausalLM
+
+    try:  # transformers >= 5 keeps GGUF blocks packed unless told to dequantize
+        from transformers import GgufConfig
+    except ImportError:  # older transformers always dequantize GGUF at load
+        GgufConfig = None  # type: ignore[assignment]
+    kwargs: dict = {"gguf_file": gguf.name, "dtype": torch_dtype}
+    if GgufConfig is not None:
+        kwargs["quantization_config"] = GgufConfig(dequantize=True)
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), **kwargs)
+    # The result is a plain dense model: don't advertise GGUF quantization to loaders.
+    for obj in (model, model.config):
+        for attr in ("quantization_config", "hf_quantizer"):
+            if hasattr(obj, attr):
+                try:
+                    delattr(obj, attr)
+                except AttributeError:
+                    setattr(obj, attr, None)
+    if hasattr(model, "is_quantized"):
+        try:
+            model.is_quantized = False
+        except AttributeError:
+            pass
+    model.config.dtype = torch_dtype
+    return model
+
+
 def is_complete(out: Path, expected: dict | None = None) -> bool:
     """True when ``out`` holds a finished conversion (matching ``expected`` if given)."""
     marker = out / MARKER
@@ -82,12 +112,7 @@ def convert(gguf: Path, out: Path, chat_template: Path, dtype: str = "float32") 
         return False
 
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    try:  # transformers >= 5 keeps GGUF blocks packed unless told to dequantize
-        from transformers import GgufConfig
-    except ImportError:  # older transformers always dequantize GGUF at load
-        GgufConfig = None  # type: ignore[assignment]
+    from transformers import AutoTokenizer
 
     t0 = time.monotonic()
     tmp = out.with_name(out.name + ".tmp")
@@ -97,24 +122,7 @@ def convert(gguf: Path, out: Path, chat_template: Path, dtype: str = "float32") 
 
     src_dir, fname = str(gguf.parent), gguf.name
     torch_dtype = getattr(torch, dtype)
-    kwargs: dict = {"gguf_file": fname, "dtype": torch_dtype}
-    if GgufConfig is not None:
-        kwargs["quantization_config"] = GgufConfig(dequantize=True)
-    model = AutoModelForCausalLM.from_pretrained(src_dir, **kwargs)
-    # The result is a plain dense model: don't advertise GGUF quantization to loaders.
-    for obj in (model, model.config):
-        for attr in ("quantization_config", "hf_quantizer"):
-            if hasattr(obj, attr):
-                try:
-                    delattr(obj, attr)
-                except AttributeError:
-                    setattr(obj, attr, None)
-    if hasattr(model, "is_quantized"):
-        try:
-            model.is_quantized = False
-        except AttributeError:
-            pass
-    model.config.dtype = torch_dtype
+    model = load_dense(gguf, torch_dtype)
     model.save_pretrained(tmp, safe_serialization=True)
 
     tok = AutoTokenizer.from_pretrained(src_dir, gguf_file=fname)

@@ -1,0 +1,206 @@
+"""The fine-tuning loop: fits on a screen (nanoGPT-style), plain torch, one optimizer.
+
+Gradient accumulation, linear warmup + cosine decay, gradient clipping, fp32 on CPU and
+bf16 autocast on CUDA, periodic validation loss, checkpoints (model, optimizer, scheduler,
+step, RNG) written atomically and resumed from, and a stop on a non-finite or exploding
+loss that keeps the last good checkpoint. The result is an HF folder (safetensors,
+tokenizer, the tool-aware chat template) that vLLM serves as is.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from worldsmith.config import FinetuneConfig
+from worldsmith.train.data import encode, lm_loss, load_split, make_batches, padding_fraction
+from worldsmith.train.muon import make_optimizer
+
+TEMPLATE = Path(__file__).resolve().parent.parent / "llm" / "chat_templates" / "smollm2_tools.jinja"
+
+
+class TrainingStopped(RuntimeError):
+    """The loss went non-finite or exploded; the last good checkpoint is kept."""
+
+
+@dataclass
+class TrainResult:
+    steps: int
+    losses: list[float] = field(default_factory=list)
+    val_losses: list[tuple[int, float]] = field(default_factory=list)
+    seconds_per_step: float = 0.0
+    tokens_per_s: float = 0.0
+    padding: float = 0.0
+    model_dir: Path | None = None
+    resumed_from: int = 0
+    peak_rss_mb: float = 0.0
+
+
+def load_base(base_model: str | None, dtype=torch.float32):
+    """(model, tokenizer) with worldsmith's tool template: an HF folder, or the packaged GGUF."""
+    import transformers
+
+    if base_model:
+        model = transformers.AutoModelForCausalLM.from_pretrained(base_model, dtype=dtype)
+        tok = transformers.AutoTokenizer.from_pretrained(base_model)
+    else:
+        from worldsmith.llm.server import packaged_gguf
+
+        from worldsmith.llm.convert_gguf import load_dense
+
+        gguf = packaged_gguf()
+        model = load_dense(gguf, dtype)  # dequantized: trainable, and save_pretrained accepts it
+        tok = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tok.chat_template = TEMPLATE.read_text()  # the same template every engine serves with
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    return model, tok
+
+
+def lr_factor(step: int, warmup: int, total: int) -> float:
+    if step < warmup:
+        return (step + 1) / (warmup + 1)
+    progress = (step - warmup) / max(1, total - warmup)
+    return 0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
+
+
+def finetune_paths(cfg, root: Path, run_id: str | None = None, dataset: str | Path | None = None) -> tuple[Path, Path]:
+    """(export folder to train on, output folder) for a pipeline config: the CLI's and the flow's."""
+    from worldsmith.pipeline import default_run_id
+
+    ft = cfg.finetune
+    run = run_id or default_run_id(cfg)
+
+    def path(p: str | Path) -> Path:
+        q = Path(p).expanduser()
+        return q if q.is_absolute() else root / q
+
+    source = path(dataset) if dataset else (path(ft.dataset) if ft.dataset else path(cfg.export.out_dir) / run)
+    return source, path(ft.out_dir) / (ft.name or f"{run}-{ft.optimizer}")
+
+
+def _checkpoint_path(out: Path) -> Path:
+    return out / "checkpoints" / "last.pt"
+
+
+def save_checkpoint(out: Path, step: int, model, opt, sched, losses: list[float]) -> None:
+    path = _checkpoint_path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".pt.tmp")
+    torch.save({"step": step, "model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
+                "losses": losses, "rng": torch.get_rng_state()}, tmp)  # fmt: skip
+    tmp.replace(path)
+
+
+def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=None, log: Callable[[str], Any] = print,
+          progress: Callable[[int, int, float, float], Any] | None = None) -> TrainResult:  # fmt: skip
+    """Train on `dataset` (an export folder) into `out`; resumes from `out/checkpoints/last.pt`."""
+    import resource
+
+    torch.manual_seed(cfg.seed)
+    if model is None:
+        model, tokenizer = load_base(cfg.base_model)
+    cuda = torch.cuda.is_available()
+    device = "cuda" if cuda else "cpu"
+    model.to(device)
+    model.config.use_cache = False
+    train_rows, val_rows = load_split(dataset, "train"), load_split(dataset, "validation")
+    if not train_rows:
+        raise ValueError(f"no training examples in {dataset}/jsonl/train.jsonl: run the pipeline (make synth) or point finetune.dataset at an export")
+    enc = [e for r in train_rows if (e := encode(tokenizer, r, cfg.max_length))]
+    val = [e for r in val_rows if (e := encode(tokenizer, r, cfg.max_length))]
+    batches = make_batches(enc, cfg.batch_size, tokenizer.pad_token_id, seed=cfg.seed)
+    val_batches = make_batches(val, cfg.batch_size, tokenizer.pad_token_id, shuffle=False)
+    pad = padding_fraction(batches)
+    log(f"finetune: {len(enc)} training / {len(val)} validation examples, {len(batches)} batches, padding {pad:.1%}, optimizer {cfg.optimizer}")
+    ns_dtype = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfloat16}[cfg.ns_dtype]
+    opt = make_optimizer(model, cfg.optimizer, lr=cfg.lr, muon_lr=cfg.muon_lr, weight_decay=cfg.weight_decay, ns_dtype=ns_dtype)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfg.warmup_steps, cfg.max_steps))
+    result = TrainResult(steps=0, padding=round(pad, 4))
+    start = 0
+    ckpt = _checkpoint_path(out)
+    if ckpt.exists():
+        state = torch.load(ckpt, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["rng"])
+        start, result.losses, result.resumed_from = state["step"], list(state["losses"]), state["step"]
+        log(f"finetune: resumed from step {start}")
+    t0, tokens = time.monotonic(), 0
+    first = result.losses[0] if result.losses else None
+    for step in range(start, cfg.max_steps):
+        model.train()
+        total = 0.0
+        for micro in range(cfg.grad_accum):
+            b = batches[(step * cfg.grad_accum + micro) % len(batches)]
+            b = type(b)(b.input_ids.to(device), b.labels.to(device), b.attention_mask.to(device))
+            with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=cuda):
+                loss = lm_loss(model, b) / cfg.grad_accum
+            loss.backward()
+            total += loss.item()
+            tokens += b.tokens
+        first = total if first is None else first
+        if not math.isfinite(total) or total > cfg.explode_factor * first:
+            opt.zero_grad(set_to_none=True)
+            raise TrainingStopped(f"step {step}: loss {total:.4g} (first {first:.4g}); the last good checkpoint is {ckpt if ckpt.exists() else 'none'}")
+        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad_norm)
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        result.losses.append(total)
+        done = step + 1
+        if val_batches and (done % cfg.eval_every == 0 or done == cfg.max_steps):
+            result.val_losses.append((done, evaluate(model, val_batches, device, cuda)))
+        if done % cfg.save_every == 0 or done == cfg.max_steps:
+            save_checkpoint(out, done, model, opt, sched, result.losses)
+        if progress:
+            progress(done, cfg.max_steps, total, tokens / max(time.monotonic() - t0, 1e-9))
+    steps_run = cfg.max_steps - start
+    elapsed = time.monotonic() - t0
+    result.steps = cfg.max_steps
+    result.seconds_per_step = round(elapsed / max(steps_run, 1), 3)
+    result.tokens_per_s = round(tokens / max(elapsed, 1e-9), 1)
+    result.peak_rss_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    result.model_dir = save_model(model, tokenizer, out / "model")
+    (out / "train.json").write_text(json.dumps({**{k: v for k, v in result.__dict__.items() if k != "model_dir"}, "model_dir": str(result.model_dir),
+                                                "config": cfg.model_dump()}, indent=1))  # fmt: skip
+    return result
+
+
+@torch.no_grad()
+def evaluate(model, batches, device: str, cuda: bool) -> float:
+    model.eval()
+    losses = []
+    for b in batches:
+        b = type(b)(b.input_ids.to(device), b.labels.to(device), b.attention_mask.to(device))
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=cuda):
+            losses.append(lm_loss(model, b).item())
+    return round(sum(losses) / len(losses), 5)
+
+
+def save_model(model, tokenizer, folder: Path) -> Path:
+    """An HF folder (safetensors, tokenizer, chat template), written beside and renamed in."""
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.config.use_cache = True  # training turned it off; serving wants it
+    model.save_pretrained(tmp, safe_serialization=True)
+    tokenizer.save_pretrained(tmp)
+    (tmp / "chat_template.jinja").write_text(TEMPLATE.read_text())
+    tc_path = tmp / "tokenizer_config.json"  # as convert_gguf writes it: loadable by transformers 4 and 5 (vLLM's)
+    tc = json.loads(tc_path.read_text())
+    tc["chat_template"] = TEMPLATE.read_text()
+    if tc.get("tokenizer_class") == "TokenizersBackend":
+        tc["tokenizer_class"] = "PreTrainedTokenizerFast"
+    tc_path.write_text(json.dumps(tc, indent=2, ensure_ascii=False) + "\n")
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+    return folder

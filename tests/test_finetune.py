@@ -1,0 +1,120 @@
+"""The fine-tuning loop on a tiny randomly initialised Llama with SmolLM2's real tokenizer and
+worldsmith's tool template: loss masking token by token, the loss falls, resume reproduces
+the next steps, an exploding loss stops, and the saved folder reloads and generates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from test_export import world  # noqa: E402
+from worldsmith.config import ExportConfig, FinetuneConfig  # noqa: E402
+from worldsmith.export.sft import build_examples, write_export  # noqa: E402
+from worldsmith.train.data import IGNORE, encode, load_split, make_batches, padding_fraction  # noqa: E402
+from worldsmith.train.loop import TEMPLATE, TrainingStopped, train  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from worldsmith.llm.server import packaged_gguf
+
+    gguf = packaged_gguf()
+    tok = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tok.chat_template = TEMPLATE.read_text()
+    if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    trajs, tasks, agents, verdicts = world(4, 2)
+    examples, _ = build_examples("ft", ExportConfig(validation_fraction=0.3), trajs, verdicts, tasks, agents)
+    out = tmp_path_factory.mktemp("export") / "ft"
+    write_export(examples, out, "card")
+    return out
+
+
+def tiny(tokenizer, seed=0):
+    torch.manual_seed(seed)
+    cfg = transformers.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024, tie_word_embeddings=True)  # fmt: skip
+    return transformers.LlamaForCausalLM(cfg)
+
+
+def test_labels_are_exactly_the_assistant_turns(tokenizer, dataset):
+    row = load_split(dataset, "train")[0]
+    e = encode(tokenizer, row, max_length=4096)
+    trained = [t for t, lab in zip(e["input_ids"], e["labels"], strict=True) if lab != IGNORE]
+    assert all(lab in (IGNORE, t) for t, lab in zip(e["input_ids"], e["labels"], strict=True))
+    expected = ""
+    for m in row["messages"]:
+        if m["role"] == "assistant":
+            calls = "".join(("\n" if (m.get("content") or i) else "") + '<tool_call>\n{"name": "' + c["function"]["name"] + '", "arguments": '
+                            + c["function"]["arguments"] + "}\n</tool_call>" for i, c in enumerate(m.get("tool_calls") or []))  # fmt: skip
+            expected += (m.get("content") or "") + calls + "<|im_end|>"
+    assert tokenizer.decode(trained) == expected
+    cut = encode(tokenizer, row, max_length=40)
+    assert cut is None or len(cut["input_ids"]) == 40
+
+
+def test_batches_bucket_by_length(tokenizer, dataset):
+    enc = [encode(tokenizer, r, 4096) for r in load_split(dataset, "train")]
+    batches = make_batches(enc, 2, tokenizer.pad_token_id)
+    assert sum(b.input_ids.shape[0] for b in batches) == len(enc) and 0 <= padding_fraction(batches) < 0.2
+
+
+def _cfg(**over):
+    return FinetuneConfig.model_validate({"max_steps": 6, "batch_size": 2, "warmup_steps": 1, "lr": 3e-3, "muon_lr": 2e-2,
+                                          "save_every": 2, "eval_every": 3, **over})  # fmt: skip
+
+
+@pytest.mark.parametrize("optimizer", ["muon", "adamw"])
+def test_training_lowers_the_loss_and_saves_a_servable_folder(tokenizer, dataset, tmp_path, optimizer):
+    result = train(_cfg(optimizer=optimizer, max_steps=10, lr=1e-2, muon_lr=5e-2), dataset, tmp_path / "run", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    assert result.losses[-1] < result.losses[0] - 1.0, result.losses
+    assert result.val_losses and result.val_losses[-1][0] == 10
+    folder = result.model_dir
+    assert (folder / "model.safetensors").exists() and (folder / "chat_template.jinja").read_text() == TEMPLATE.read_text()
+    assert json.loads((folder / "config.json").read_text())["use_cache"] is True
+    again = transformers.AutoModelForCausalLM.from_pretrained(folder)
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    ids = tok.apply_chat_template([{"role": "user", "content": "Cancel o-1001"}], add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    out = again.generate(**ids, max_new_tokens=5, do_sample=False)
+    assert out.shape[1] == ids["input_ids"].shape[1] + 5
+
+
+def test_resume_reproduces_the_next_steps(tokenizer, dataset, tmp_path):
+    full = train(_cfg(), dataset, tmp_path / "full", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    def crash_after_step_4(done, total, loss, rate):
+        if done == 4:
+            raise KeyboardInterrupt  # Ctrl-C right after the step-4 checkpoint
+
+    with pytest.raises(KeyboardInterrupt):
+        train(_cfg(), dataset, tmp_path / "part", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None, progress=crash_after_step_4)
+    resumed = train(_cfg(), dataset, tmp_path / "part", model=tiny(tokenizer, seed=99), tokenizer=tokenizer, log=lambda m: None)
+    assert resumed.resumed_from == 4
+    assert resumed.losses[4:] == pytest.approx(full.losses[4:], rel=1e-5)
+
+
+def test_an_exploding_loss_stops_and_keeps_the_last_checkpoint(tokenizer, dataset, tmp_path):
+    train(_cfg(max_steps=2), dataset, tmp_path / "x", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    with pytest.raises(TrainingStopped, match="last good checkpoint"):
+        train(_cfg(max_steps=4, explode_factor=0.5, lr=50.0, muon_lr=50.0), dataset, tmp_path / "x", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    assert (tmp_path / "x" / "checkpoints" / "last.pt").exists()
+
+
+def test_finetune_paths_default_to_the_runs_export(tmp_path):
+    from worldsmith.config import validate_config
+    from worldsmith.pipeline import default_run_id
+    from worldsmith.train.loop import finetune_paths
+
+    cfg = validate_config({"finetune": {"optimizer": "adamw"}})
+    source, out = finetune_paths(cfg, tmp_path)
+    run = default_run_id(cfg)
+    assert source == tmp_path / "data" / "exports" / run and out == tmp_path / "data" / "models" / f"{run}-adamw"
+    assert finetune_paths(cfg, tmp_path, dataset="/x/y")[0] == __import__("pathlib").Path("/x/y")
