@@ -1,7 +1,7 @@
 """Prefect flows over the pipeline: `synth` end to end, and one flow per stage. Thin: every
 step is a library call (worldsmith never imports Prefect).
 
-    python flows/synth.py [--flow synth|evolve|agents|tasks|rollouts|judge|export] [--set KEY=VALUE ...] [--run-id ID]
+    python flows/synth.py [--flow synth|evolve|agents|tasks|rollouts|judge|export|finetune] [--set KEY=VALUE ...] [--run-id ID]
 
 Tasks: the stages that split (agents, tasks, rollouts, judge) run one task per shard of
 `run.shard_size` input records (per-item concurrency stays inside, in asyncio). A shard
