@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from worlds import cancel_task, order_agent, order_tools  # noqa: E402
+from worlds import cancel_task, order_agent, order_tools, scripted_context  # noqa: E402
 
 from worldsmith.config import PipelineConfig, load_config  # noqa: E402
 from worldsmith.context import RunContext  # noqa: E402
@@ -57,20 +57,7 @@ def overhead(n: int) -> dict:
         store = RunStore(tmp, "overhead")
         seed_store(store, n)
 
-        class Ctx(RunContext):
-            def client(self):
-                ctx = self
-
-                class Wrap:
-                    async def __aenter__(self):
-                        return client.metered(ctx.usage)
-
-                    async def __aexit__(self, *e):
-                        pass
-
-                return Wrap()
-
-        ctx = Ctx(cfg=cfg, root=ROOT, run_id="overhead", store=store, prompts=Prompts(ROOT / "prompts"))
+        ctx = scripted_context(client, cfg=cfg, root=ROOT, run_id="overhead", store=store, prompts=Prompts(ROOT / "prompts"))
         cpu0, wall0 = time.process_time(), time.perf_counter()
         counts = asyncio.run(make_rollouts(ctx))
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0

@@ -343,9 +343,8 @@ RESUME_SCRIPT = r"""
 import asyncio, json, random, sys, time
 sys.path.insert(0, sys.argv[2])
 from test_rollouts import ScriptedClient
-from worlds import cancel_task, order_agent, order_tools
+from worlds import cancel_task, order_agent, order_tools, scripted_context
 from worldsmith.config import validate_config
-from worldsmith.context import RunContext
 from worldsmith.llm import Prompts
 from worldsmith.sim.rollout import make_rollouts
 from worldsmith.store import RunStore
@@ -363,13 +362,7 @@ if not store.count(__import__("worldsmith.records", fromlist=["Task"]).Task):
     store.append([cancel_task(task_id=f"tsk_{i}") for i in range(5)])
 client = Slow(user_sim=lambda m: {"message": "thanks" if len(m) > 3 else "cancel o-1001", "action": "stop" if len(m) > 3 else "continue"},
               agent=lambda m: "It is done.", tool_sim=lambda m: {"result": {}, "patch": []})
-class Ctx(RunContext):
-    def client(self):
-        class Wrap:
-            async def __aenter__(s): return client.metered(self.usage)
-            async def __aexit__(s, *e): pass
-        return Wrap()
-ctx = Ctx(cfg=cfg, root=__import__("pathlib").Path(sys.argv[3]), run_id="resume", store=store, prompts=Prompts(sys.argv[3] + "/prompts"))
+ctx = scripted_context(client, cfg=cfg, root=__import__("pathlib").Path(sys.argv[3]), run_id="resume", store=store, prompts=Prompts(sys.argv[3] + "/prompts"))
 print(json.dumps(asyncio.run(make_rollouts(ctx))), flush=True)
 """
 

@@ -7,10 +7,9 @@ import asyncio
 from collections import Counter
 
 from test_rollouts import PROMPTS, ScriptedClient
-from worlds import cancel_task, order_agent, order_tools
+from worlds import cancel_task, order_agent, order_tools, scripted_context
 from worldsmith import pipeline
 from worldsmith.config import validate_config
-from worldsmith.context import RunContext
 from worldsmith.records import Trajectory, in_shard
 from worldsmith.sim.rollout import make_rollouts
 from worldsmith.store import RunStore
@@ -34,20 +33,7 @@ def _ctx(tmp_path, n_tasks: int, **rollouts):
     client = ScriptedClient(user_sim=lambda m: {"message": "bye" if len(m) > 3 else "cancel o-1001", "action": "stop" if len(m) > 3 else "continue"},
                             agent=lambda m: "Done.", tool_sim=lambda m: {"result": {}, "patch": []})  # fmt: skip
 
-    class Ctx(RunContext):
-        def client(self):
-            ctx = self
-
-            class Wrap:
-                async def __aenter__(self):
-                    return client.metered(ctx.usage)
-
-                async def __aexit__(self, *e):
-                    pass
-
-            return Wrap()
-
-    return Ctx(cfg=cfg, root=tmp_path, run_id="shards", store=store, prompts=PROMPTS)
+    return scripted_context(client, cfg=cfg, root=tmp_path, run_id="shards", store=store, prompts=PROMPTS)
 
 
 def test_shard_plan_and_sharded_rollouts_cover_every_task_once(tmp_path):

@@ -62,3 +62,21 @@ def cancel_task(difficulty: str = "single_call", task_id: str = "tsk_cancel") ->
             Criterion(criterion_id="c2", kind="state", pointer="/orders/0/status", op="equals", value="cancelled", description="o-1001 is cancelled"),
         ]),
     )  # fmt: skip
+
+
+def scripted_context(client, **fields):
+    """A RunContext whose stages talk to `client` (a scripted stand-in for LLMClient),
+    counting into the context's usage meter as the real client does."""
+    import contextlib
+
+    from worldsmith.context import RunContext
+
+    class ScriptedRunContext(RunContext):
+        def client(self):
+            @contextlib.asynccontextmanager
+            async def session():
+                yield client.metered(self.usage)
+
+            return session()
+
+    return ScriptedRunContext(**fields)
