@@ -96,7 +96,7 @@ def episode(task=None, sample=0, seed=7) -> Episode:
 
 def run(ep, client, c=None):
     c = c or cfg()
-    return asyncio.run(run_episode(ep, client, PROMPTS, c, ToolRunner(client, PROMPTS, c)))
+    return asyncio.run(run_episode(ep, client, PROMPTS, c))
 
 
 CANCEL_PATCH = [{"op": "replace", "path": "/orders/0/status", "value": "cancelled"}]

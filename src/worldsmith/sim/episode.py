@@ -19,6 +19,7 @@ from worldsmith.config import RolloutsConfig
 from worldsmith.llm import LLMClient, Prompts, UsageMeter
 from worldsmith.records import Agent, Task, Trajectory
 from worldsmith.sim.faults import FaultInjector
+from worldsmith.sim.real import RealExecutor
 from worldsmith.sim.tools import SimulatorFailure, ToolRunner
 from worldsmith.sim.toolset import ToolSet
 from worldsmith.sim.user import END_REASONS, UserSimulator
@@ -44,10 +45,11 @@ class _End(Exception):
         self.status, self.reason, self.raw = status, reason, raw
 
 
-async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: RolloutsConfig, runner: ToolRunner) -> Trajectory:
+async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: RolloutsConfig, real: RealExecutor | None = None) -> Trajectory:
+    """One episode; `real` executes the tools of safe crawled servers (None: all simulated)."""
     usage = UsageMeter()
-    client = client.metered(usage)
-    runner = ToolRunner(client, prompts, cfg, runner.real)
+    client = client.metered(usage)  # this episode's usage, also counted in the run's
+    runner = ToolRunner(client, prompts, cfg, real)
     user = UserSimulator(client, prompts, ep.task)
     world = World(ep.task.initial_state, cfg.tool_sim.max_state_bytes)
     faults = FaultInjector(cfg.faults, ep.seed, force_first=ep.task.difficulty == "error_recovery")
@@ -84,9 +86,9 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
         nonlocal steps
         for _ in range(cfg.max_agent_steps_per_turn):
             budget()
-            left = cfg.max_tool_calls - len(calls)
-            force = (cfg.require_tool == "first_turn" and steps == 0 and ep.task.difficulty not in NO_FORCED_CALL and left > 0)
-            r = await client.tool_step("agent", messages, ep.toolset.tools if left > 0 else [], require_tool=force, seed=ep.seed + steps)
+            left = cfg.max_tool_calls - len(calls)  # > 0: reaching the limit ends the episode below
+            force = cfg.require_tool == "first_turn" and steps == 0 and ep.task.difficulty not in NO_FORCED_CALL
+            r = await client.tool_step("agent", messages, ep.toolset.tools, require_tool=force, seed=ep.seed + steps)
             steps += 1
             if not r.ok:
                 raise _End("error", f"agent_output: {r.error_kind}: {r.error}", r.raw)

@@ -19,7 +19,6 @@ from worldsmith.progress import LiveProgress
 from worldsmith.records import Agent, Task, ToolSpec, Trajectory, content_id, in_shard
 from worldsmith.sim.episode import Episode, run_episode
 from worldsmith.sim.real import RealExecutor
-from worldsmith.sim.tools import ToolRunner
 from worldsmith.sim.toolset import ToolSet
 
 TRANSPORT_FAILURES = ("timeout", "connection", "http")
@@ -105,7 +104,7 @@ async def make_rollouts(ctx: RunContext, shard: tuple[int, int] | None = None) -
         async with limit:
             progress.in_flight += 1
             try:
-                traj = await run_episode(ep, client, ctx.prompts, cfg, ToolRunner(client, ctx.prompts, cfg, real))
+                traj = await run_episode(ep, client, ctx.prompts, cfg, real)
             finally:
                 progress.in_flight -= 1
         await limit.feedback(_congested(traj))
