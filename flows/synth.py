@@ -69,28 +69,27 @@ def artifact_key(*parts: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", "-".join(parts).lower()).strip("-")[:100]
 
 
+def _shard_counts(state) -> dict:
+    """A shard task's counts; a shard done by an earlier run ("Cached") keeps its totals, not its amounts."""
+    part = state.result()
+    if state.name == "Cached":
+        return {**{k: v for k, v in part.items() if k in pipeline.TOTAL_KEYS}, "cached_shards": 1}
+    return part
+
+
 def run_one_stage(ctx, name: str) -> pipeline.StageResult:
     t0 = time.monotonic()
-    # as tasks inside a flow run; plain calls when a flow's `.fn` runs without Prefect
-    shard_task, stage_task = (stage_shard.fn, whole_stage.fn) if not _in_flow_run() else (stage_shard, whole_stage)
+    in_run = _in_flow_run()  # as tasks inside a flow run; plain calls when a flow's `.fn` runs without Prefect
     if name in pipeline.SHARDED:
-        info = ctx.store.read_info()
-        parts = []
+        started_at, parts = ctx.store.read_info().get("started_at", ""), []
         for s in pipeline.shard_plan(ctx, name, ctx.cfg.run.shard_size):
-            args = (ctx, name, s.index, s.count, ctx.cfg.config_hash(), info.get("started_at", ""), s.inputs_hash)
-            if not _in_flow_run():
-                parts.append(shard_task(*args))
-                continue
-            state = stage_shard(*args, return_state=True)
-            part = state.result()
-            if state.name == "Cached":  # done by an earlier run: its totals still hold, its amounts are not this run's
-                part = {**{k: v for k, v in part.items() if k in pipeline.TOTAL_KEYS}, "cached_shards": 1}
-            parts.append(part)
+            args = (ctx, name, s.index, s.count, ctx.cfg.config_hash(), started_at, s.inputs_hash)
+            parts.append(_shard_counts(stage_shard(*args, return_state=True)) if in_run else stage_shard.fn(*args))
         counts = pipeline.merge_counts(parts)
     else:
-        counts = stage_task(ctx, name)
+        counts = whole_stage(ctx, name) if in_run else whole_stage.fn(ctx, name)
     result = pipeline.record_stage(ctx, name, counts, time.monotonic() - t0)
-    if _in_flow_run():
+    if in_run:
         create_table_artifact(key=artifact_key(ctx.run_id, name), table=[{"figure": k, "value": str(v)} for k, v in counts.items()],
                               description=f"worldsmith {name}: run {ctx.run_id}")  # fmt: skip
     return result

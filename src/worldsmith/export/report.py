@@ -136,12 +136,13 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
     funnel = {r["step"]: r["n"] for r in data["funnel"]}
     faults = data["faults"]
     n_faults = sum(r["n"] for r in faults)
+    generated = sum(u.get("completion_tokens", 0) for u in data["usage"].values())
     return {
         **funnel,
         "pass_rate": round(funnel["passed"] / funnel["trajectories"], 3) if funnel.get("trajectories") else None,
         "fault_recovery_rate": round(sum(r["handled"] or 0 for r in faults) / n_faults, 3) if n_faults else None,
-        "generated_tokens": sum(u.get("completion_tokens", 0) for u in data["usage"].values()),
-        "kept_per_1m_tokens": round(funnel.get("exported", 0) / max(sum(u.get("completion_tokens", 0) for u in data["usage"].values()), 1) * 1e6, 1),
+        "generated_tokens": generated,
+        "kept_per_1m_tokens": round(funnel.get("exported", 0) / max(generated, 1) * 1e6, 1),
     }
 
 
