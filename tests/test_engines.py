@@ -121,3 +121,31 @@ def test_tool_result_round_trip_renders(engine):
     result = call(server, lambda c: c.tool_step("agent", messages, TOOLS, mode="constrained", max_tokens=120))
     assert result.ok, f"{result.error}: {result.raw}"
     assert result.content or result.tool_calls
+
+
+def test_the_server_renders_the_prompt_training_renders(engine):
+    """What a model learns is what it is served with: the engine's rendering of a tool
+    conversation gives the same tokens as the fine-tuning tokenizer with the same template."""
+    import httpx
+    import transformers
+
+    from worldsmith.llm.server import packaged_gguf
+    from worldsmith.train.loop import TEMPLATE
+
+    name, server = engine
+    messages = [
+        {"role": "system", "content": "You are a concierge."},
+        {"role": "user", "content": "Weather in Oslo?"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"temp_c": -3, "sky": "snow"}'},
+    ]  # fmt: skip
+    gguf = packaged_gguf()
+    tok = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tok.chat_template = TEMPLATE.read_text()
+    expected = tok.apply_chat_template(messages, tools=TOOLS, add_generation_prompt=True, tokenize=False)
+    if name == "llamacpp":
+        served = httpx.post(server.base + "/apply-template", json={"messages": messages, "tools": TOOLS}, timeout=30).json()["prompt"]
+        assert served == expected
+    else:
+        r = httpx.post(server.base + "/tokenize", json={"model": "smollm2-135m", "messages": messages, "tools": TOOLS, "add_generation_prompt": True}, timeout=30)
+        assert r.json()["tokens"] == tok(expected, add_special_tokens=False)["input_ids"]

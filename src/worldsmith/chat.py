@@ -41,7 +41,7 @@ def conversation_problems(messages: list[dict[str, Any]]) -> list[str]:
                     args = json.loads(fn.get("arguments") or "")
                     if not isinstance(args, dict):
                         problems.append(f"message {i}: {fn['name']} arguments are not a JSON object")
-                except (TypeError, json.JSONDecodeError):
+                except (TypeError, ValueError, RecursionError):  # JSONDecodeError, deep nesting, huge integers
                     problems.append(f"message {i}: {fn['name']} arguments are not JSON")
                 pending[call["id"]] = i
         elif role == "tool":

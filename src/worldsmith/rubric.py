@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jsonpointer import JsonPointer, JsonPointerException
+from jsonpointer import EndOfList, JsonPointer, JsonPointerException
 
 from worldsmith.records import Criterion
 
@@ -19,9 +19,10 @@ _MISSING = object()
 def resolve(state: Any, pointer: str) -> Any:
     """The value at `pointer`, or _MISSING."""
     try:
-        return JsonPointer(pointer).resolve(state)
+        value = JsonPointer(pointer).resolve(state)
     except (JsonPointerException, TypeError, KeyError, IndexError):
         return _MISSING
+    return _MISSING if isinstance(value, EndOfList) else value  # "/list/-" names no element
 
 
 def pointer_problem(pointer: str | None) -> str | None:

@@ -94,6 +94,7 @@ async def make_verdicts(ctx: RunContext, shard: tuple[int, int] | None = None) -
                     progress.in_flight -= 1
         v = decide(cfg, task, traj, critic)
         writer.add(v)
+        counts["critic_failed"] += critic is not None and not critic.get("ok")
         counts["passed" if v.passed else "dropped"] += 1
         progress.advance(failed=not v.passed)
 
@@ -104,6 +105,7 @@ async def make_verdicts(ctx: RunContext, shard: tuple[int, int] | None = None) -
     rate, n = agreement(verdicts)
     reasons = Counter(":".join(r.split(":")[:2]) for v in verdicts for r in v.reasons)
     return {"verdicts": len(verdicts), "passed": sum(v.passed for v in verdicts), "new": len(todo),
+            "critic_failed": counts["critic_failed"],  # of the new verdicts (shards add up)
             "critic_agreement": rate if rate is not None else "n/a", "agreement_pairs": n,
             **{f"drop:{k}": c for k, c in reasons.most_common(6)}}  # fmt: skip
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
+from referencing.exceptions import Unresolvable
 
 from worldsmith.config import RolloutsConfig
 from worldsmith.llm import LLMClient, Prompts
@@ -24,6 +25,7 @@ from worldsmith.records import ToolSpec
 from worldsmith.sim.faults import NETWORK_ERRORS, FaultInjector, error_content, traits
 from worldsmith.sim.real import RealExecutionError, RealExecutor
 from worldsmith.sim.world import PatchRejected, World
+from worldsmith.jsonschemas import embed_schema
 
 FAULT_INSTRUCTIONS = {
     "partial_result": 'return only part of the matching data (fewer items than exist) and say so in the result, e.g. "truncated": true.',
@@ -119,9 +121,13 @@ def result_schema(spec: ToolSpec) -> dict[str, Any]:
 
 
 def sim_schema(spec: ToolSpec, result: dict[str, Any], paths: list[str] | None = None) -> dict[str, Any]:
-    """`{result, patch}`; with `paths`, patch operations may only name those pointers."""
+    """`{result, patch}`; with `paths`, patch operations may only name those pointers. The
+    result schema's own $defs are hoisted to the root, where its $refs can reach them."""
     patch = {"type": "array", "maxItems": 0} if is_read_only(spec) else {"type": "array", "maxItems": 4, "items": patch_op_schema(paths)}
-    return {"type": "object", "properties": {"result": result, "patch": patch}, "required": ["result", "patch"], "additionalProperties": False}
+    defs: dict[str, Any] = {}
+    result = embed_schema(result, "result", defs)
+    return {"type": "object", "properties": {"result": result, "patch": patch}, "required": ["result", "patch"], "additionalProperties": False,
+            **({"$defs": defs} if defs else {})}  # fmt: skip
 
 
 def state_view(state: dict[str, Any], spec: ToolSpec, arguments: Any, max_chars: int) -> tuple[dict[str, Any], list[str]]:
@@ -161,9 +167,10 @@ class ToolRunner:
             return CallOutcome(error_content("unknown_tool", f"Unknown tool: {name}"), False, "unknown_tool", error=f"unknown tool {name!r}")
         try:
             arguments = json.loads(fn.get("arguments") or "{}")
-        except json.JSONDecodeError as exc:
-            return CallOutcome(error_content("invalid_arguments", f"Arguments are not valid JSON: {exc.msg}"), False,
-                               "invalid_arguments", spec.tool_id, fn.get("arguments"), error=f"arguments not JSON: {exc.msg}")  # fmt: skip
+        except (ValueError, RecursionError) as exc:  # not JSON; or nested too deeply, or an integer too long, to read
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc).split(":")[0][:80]
+            return CallOutcome(error_content("invalid_arguments", f"Arguments are not valid JSON: {why}"), False,
+                               "invalid_arguments", spec.tool_id, fn.get("arguments"), error=f"arguments not JSON: {why}")  # fmt: skip
         problem = argument_problem(spec, arguments)
         if problem:
             return CallOutcome(error_content("invalid_arguments", f"Input validation error: {problem}"), False,
@@ -224,8 +231,8 @@ def argument_problem(spec: ToolSpec, arguments: Any) -> str | None:
     schema = spec.input_schema if isinstance(spec.input_schema, dict) else {}
     try:
         error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(arguments))
-    except (jsonschema.SchemaError, jsonschema.exceptions.RefResolutionError):
-        return None  # a schema the validator cannot use: the call is let through, as lenient servers do
+    except (jsonschema.SchemaError, Unresolvable, RecursionError):
+        return None  # a schema the validator cannot use (bad, dangling or endless $ref): let through, as lenient servers do
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path)
@@ -237,7 +244,7 @@ def output_problem(spec: ToolSpec, result: Any) -> str | None:
         return None
     try:
         error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(spec.output_schema).iter_errors(result))
-    except (jsonschema.SchemaError, jsonschema.exceptions.RefResolutionError):
+    except (jsonschema.SchemaError, Unresolvable, RecursionError):
         return None
     if error is None:
         return None

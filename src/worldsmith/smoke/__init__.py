@@ -106,7 +106,7 @@ async def _tool_call(ctx: RunContext, client, index: int) -> SmokeResult:
             break
         try:
             jsonschema.validate(json.loads(fn["arguments"]), tool["function"]["parameters"])
-        except (json.JSONDecodeError, jsonschema.ValidationError) as exc:
+        except (ValueError, RecursionError, jsonschema.ValidationError) as exc:  # not JSON (or unreadably deep or long), or invalid
             ok, error = False, f"arguments of {fn['name']} invalid: {str(exc).splitlines()[0]}"
             break
     return SmokeResult(

@@ -220,6 +220,7 @@ async def evolve(ctx: RunContext, sink: ToolSink, log: Callable[[str], Any] = pr
             msgs = ctx.prompts.render_messages("evolve_domains", category=cat, count=cfg.domains_per_category, existing=[])
             r = await client.structured("tool_evolver", msgs, DOMAINS_SCHEMA, name="domains", seed=ctx.seed)
             if not r.ok:
+                counts["failed_calls"] += 1
                 sink.reject("llm_output", f"domains/{cat['name']}", r.error_kind or "error", r.error or "", {"raw": r.raw})
                 return []
             out, names = [], set()

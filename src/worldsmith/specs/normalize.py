@@ -7,7 +7,11 @@ without `"type"` gets `"type": "object"`.
 
 Validation rejects with a reason code that `worldsmith query` can group by:
 invalid_schema, no_properties, oversize, duplicate, prompt_injection, bad_name,
-unresolvable_ref.
+unresolvable_ref. Hostile specs are expected (crawled from strangers, or written by a
+model): a schema nested deeper than MAX_SCHEMA_DEPTH, a $ref cycle that validation would
+follow forever, instructions hidden behind zero-width characters, odd whitespace or
+look-alike letters, in the description or in any text of the schemas: each is rejected
+with its reason, and checking never raises.
 """
 
 from __future__ import annotations
@@ -43,6 +47,12 @@ INJECTION_PATTERNS = [
     r"(read|cat|open) [~./]*\.(ssh|aws|env)\b",
 ]
 _INJECTION = re.compile("|".join(f"(?:{p})" for p in INJECTION_PATTERNS), re.IGNORECASE | re.DOTALL)
+_SPACES = re.compile(r"\s+")
+
+# Deeper than this (objects and arrays counted) is no tool's real interface; the crawled
+# snapshot's deepest schema has 10 levels. Checked without recursion, before anything
+# that recurses (json.dumps, the meta-schema check) can meet it.
+MAX_SCHEMA_DEPTH = 64
 
 
 # ------------------------------------------------------------------ conversion
@@ -119,6 +129,11 @@ def from_mcp(
     input_schema = tool.get("inputSchema") if tool.get("inputSchema") is not None else tool.get("input_schema", {})
     output_schema = tool.get("outputSchema", tool.get("output_schema"))
     annotations = {k: v for k, v in (tool.get("annotations") or {}).items() if v is not None}
+    # too deep to keep (its id alone would recurse away): a marker that check_spec rejects
+    if _depth(input_schema) > MAX_SCHEMA_DEPTH:
+        input_schema = {"_not_kept": f"nested deeper than {MAX_SCHEMA_DEPTH} levels"}
+    if _depth(output_schema) > MAX_SCHEMA_DEPTH:
+        output_schema = {"_not_kept": f"nested deeper than {MAX_SCHEMA_DEPTH} levels"}
     extra = dict(extra or {})
     if tool.get("title"):
         extra.setdefault("title", tool["title"])
@@ -155,11 +170,59 @@ class ValidationLimits:
     max_description_chars: int = 4_000
 
 
+def _depth(node: Any) -> int:
+    """How deeply objects and arrays nest in `node` (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        cur, d = stack.pop()
+        if isinstance(cur, dict | list):
+            deepest = max(deepest, d)
+            if d <= MAX_SCHEMA_DEPTH:  # no need to walk further than the limit
+                stack.extend((v, d + 1) for v in (cur.values() if isinstance(cur, dict) else cur))
+    return deepest
+
+
+def _strings(node: Any):
+    """Every string in a JSON document (keys and values), without recursion."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, str):
+            yield cur
+        elif isinstance(cur, dict):
+            for k, v in cur.items():
+                if isinstance(k, str):
+                    yield k
+                stack.append(v)
+        elif isinstance(cur, list):
+            stack.extend(cur)
+
+
+def _plain(text: str) -> str:
+    """Text as a reader sees it: look-alike letters folded (NFKC), invisible format
+    characters (zero-width spaces, bidi controls) removed, any whitespace run one space."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf")
+    return _SPACES.sub(" ", text)
+
+
+def injection(spec: ToolSpec) -> str | None:
+    """The first phrase by which the spec instructs the model, or None. The description and
+    every text of the input and output schemas (parameter descriptions, titles, enums) count."""
+    for text in (spec.description, *_strings(spec.input_schema), *_strings(spec.output_schema)):
+        found = _INJECTION.search(_plain(text))
+        if found:
+            return found.group(0)
+    return None
+
+
 def _schema_problem(schema: Any, label: str) -> tuple[str, str] | None:
     if not isinstance(schema, dict):
         return "invalid_schema", f"{label} is a {type(schema).__name__}, not a JSON object"
     if "_invalid" in schema and len(schema) == 1:
         return "invalid_schema", f"{label} is {json.dumps(schema['_invalid'])[:80]}, not a JSON object"
+    if set(schema) == {"_not_kept"}:
+        return "invalid_schema", f"{label} is {schema['_not_kept']}"
     try:
         jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
     except jsonschema.SchemaError as exc:
@@ -195,7 +258,78 @@ def _ref_problem(schema: dict[str, Any], label: str) -> tuple[str, str] | None:
                 target = resolver.lookup(nxt).contents
             except Unresolvable:
                 return "unresolvable_ref", f"{label} has a $ref {nxt!r} that does not resolve"
+    cycle = _in_place_cycle(schema, resolver)
+    if cycle:
+        return "unresolvable_ref", f"{label} has a $ref cycle through {cycle!r} that never reaches a value: validation would not end"
     return None
+
+
+# keywords whose subschemas apply to the same value as the schema holding them: a loop of
+# these (through $ref) never moves into the value, so a validator following it never ends
+_IN_PLACE_ONE = ("not", "if", "then", "else", "$ref")
+_IN_PLACE_MANY = ("allOf", "anyOf", "oneOf")
+
+
+def _in_place_cycle(schema: dict[str, Any], resolver: Any) -> str | None:
+    """A $ref that leads back to where it started without entering a property or an item
+    (e.g. a: {allOf: [$ref b]}, b: {allOf: [$ref a]}); None when there is none. Recursion
+    through properties or items (trees, linked lists) is fine: it ends with the value."""
+
+    def children(node: Any) -> list[tuple[str | None, Any]]:
+        if not isinstance(node, dict):
+            return []
+        out: list[tuple[str | None, Any]] = []
+        for key in _IN_PLACE_ONE:
+            if key == "$ref":
+                ref = node.get("$ref")
+                if isinstance(ref, str) and ref.startswith("#"):
+                    try:
+                        out.append((ref, resolver.lookup(ref).contents))
+                    except Unresolvable:
+                        pass
+            elif isinstance(node.get(key), dict):
+                out.append((None, node[key]))
+        for key in _IN_PLACE_MANY:
+            if isinstance(node.get(key), list):
+                out.extend((None, sub) for sub in node[key] if isinstance(sub, dict))
+        if isinstance(node.get("dependentSchemas"), dict):
+            out.extend((None, sub) for sub in node["dependentSchemas"].values() if isinstance(sub, dict))
+        return out
+
+    # every subschema is a possible start: walk the document for them (objects only)
+    starts = [n for n in _schema_nodes(schema)]
+    state: dict[int, int] = {}  # id -> 1 on the current path, 2 done
+    for start in starts:
+        if state.get(id(start)):
+            continue
+        stack = [(start, iter(children(start)))]
+        state[id(start)] = 1
+        while stack:
+            node, it = stack[-1]
+            step = next(it, None)
+            if step is None:
+                state[id(node)] = 2
+                stack.pop()
+                continue
+            ref, child = step
+            seen = state.get(id(child))
+            if seen == 1:
+                return ref or "(allOf/anyOf/oneOf)"
+            if seen is None:
+                state[id(child)] = 1
+                stack.append((child, iter(children(child))))
+    return None
+
+
+def _schema_nodes(node: Any):
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            yield cur
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
 
 
 def _iter_refs(node: Any):
@@ -214,6 +348,9 @@ def _iter_refs(node: Any):
 def check_spec(spec: ToolSpec, limits: ValidationLimits | None = None) -> tuple[str, str] | None:
     """(reason, detail) when the spec must be rejected, else None. Duplicates are checked by the caller."""
     limits = limits or ValidationLimits()
+    for label, schema in (("input_schema", spec.input_schema), ("output_schema", spec.output_schema)):
+        if _depth(schema) > MAX_SCHEMA_DEPTH:
+            return "invalid_schema", f"{label} is nested deeper than {MAX_SCHEMA_DEPTH} levels"
     size = len(json.dumps(spec.to_row(), default=str))
     if size > limits.max_spec_bytes:
         return "oversize", f"spec is {size} bytes, over the {limits.max_spec_bytes}-byte limit"
@@ -221,9 +358,9 @@ def check_spec(spec: ToolSpec, limits: ValidationLimits | None = None) -> tuple[
         return "bad_name", f"tool name {spec.name[:40]!r} is empty, too long or has control characters"
     if len(spec.description) > limits.max_description_chars:
         return "oversize", f"description is {len(spec.description)} characters, over {limits.max_description_chars}"
-    found = _INJECTION.search(spec.description) or _INJECTION.search(json.dumps(spec.input_schema))
+    found = injection(spec)
     if found:
-        return "prompt_injection", f"description or schema instructs the model: {found.group(0)[:80]!r}"
+        return "prompt_injection", f"description or schema instructs the model: {found[:80]!r}"
     problem = _schema_problem(spec.input_schema, "input_schema")
     if problem:
         return problem

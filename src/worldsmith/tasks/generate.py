@@ -15,6 +15,7 @@ from typing import Any
 from worldsmith.context import RunContext
 from worldsmith.progress import gather_with_progress
 from worldsmith.records import Agent, Criterion, Rejection, Rubric, Task, ToolSpec, content_id, in_shard
+from worldsmith.jsonschemas import embed_schema
 from worldsmith.tasks.agents import tool_view
 from worldsmith.tasks.validate import validate_task
 
@@ -22,9 +23,10 @@ SCALAR = {"type": ["string", "number", "boolean"]}
 
 
 def task_schema(tools: list[ToolSpec], entities: list[str], difficulty: str) -> dict[str, Any]:
+    defs: dict[str, Any] = {}  # the tools' own $defs, hoisted to the root where their $refs can reach them
     calls = [
-        {"type": "object", "properties": {"name": {"const": t.name}, "arguments": _arguments(t)}, "required": ["name", "arguments"], "additionalProperties": False}
-        for t in tools
+        {"type": "object", "properties": {"name": {"const": t.name}, "arguments": _arguments(t, f"tool{i}", defs)}, "required": ["name", "arguments"], "additionalProperties": False}
+        for i, t in enumerate(tools)
     ]
     n_calls = {"single_call": (1, 1), "multi_call": (2, 3), "dependent_calls": (2, 3), "irrelevance": (0, 0)}.get(difficulty, (1, 2))
     return {
@@ -73,13 +75,13 @@ def task_schema(tools: list[ToolSpec], entities: list[str], difficulty: str) -> 
         },
         "required": ["user_persona", "user_goal", "initial_state", "expected_calls", "state_checks", "answer_must_mention", "judge_criteria"],
         "additionalProperties": False,
+        **({"$defs": defs} if defs else {}),
     }  # fmt: skip
 
 
-def _arguments(tool: ToolSpec) -> dict[str, Any]:
-    schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
-    return {"type": "object", "properties": schema.get("properties", {}), "required": schema.get("required", []),
-            **({"$defs": schema["$defs"]} if "$defs" in schema else {})}  # fmt: skip
+def _arguments(tool: ToolSpec, ns: str, defs: dict[str, Any]) -> dict[str, Any]:
+    schema = embed_schema(tool.input_schema if isinstance(tool.input_schema, dict) else {}, ns, defs)
+    return {"type": "object", "properties": schema.get("properties", {}), "required": schema.get("required", [])}
 
 
 def build_state(items: list[dict[str, Any]]) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 
 - unknown_tool: a `call` criterion names a tool outside the agent's bundle
 - invalid_arguments: a `call` criterion's arguments break the tool's input schema
-- bad_pointer: a `state` pointer is malformed, or its parent (or, for `absent`/compare
-  operators, the value itself) is missing from the initial state
+- bad_pointer: a `state` pointer is malformed (also: an empty key, a control character, or
+  "-", the position after a list's end, where nothing can be checked), or its parent is
+  missing from the initial state or holds no fields (a string, a number), or, for
+  `absent`/compare operators, the value itself is missing
 - already_satisfied: the initial state already meets every state criterion
 - no_criteria: nothing machine-checkable (irrelevance tasks excepted) or no criteria at all
 - irrelevance_calls: an irrelevance task that expects a tool call
@@ -13,13 +15,45 @@
 from __future__ import annotations
 
 import json
+import unicodedata
+from typing import Any
 
 import jsonschema
+from jsonpointer import JsonPointer
+from referencing.exceptions import Unresolvable
 
 from worldsmith.records import Task, ToolSpec
 from worldsmith.rubric import _MISSING, check_state, parent_pointer, pointer_problem, resolve
 
 MACHINE_KINDS = ("state", "call", "answer")
+
+
+def _shown(pointer: str) -> str:
+    return pointer if len(pointer) <= 120 else pointer[:117] + "..."
+
+
+def _token_problem(pointer: str) -> str | None:
+    """What makes a well-formed pointer unusable in a world state, or None."""
+    for token in JsonPointer(pointer).parts:
+        if token == "":
+            return f"{_shown(pointer)} has an empty key"
+        if token == "-":
+            return f"{_shown(pointer)} names '-', the position after a list's end, which holds no value to check"
+        if any(unicodedata.category(c) == "Cc" for c in token):
+            return f"{_shown(pointer)} has a control character in a key"
+    return None
+
+
+def _argument_problem(schema: dict[str, Any], arg: str, value: Any) -> str | None:
+    """Why `value` breaks the tool's schema for `arg`, or None. Its $refs resolve against
+    the whole tool schema ($defs, "#"); a schema the validator cannot use (dangling or
+    endless $ref) lets the value through."""
+    try:
+        root = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)(schema)
+        error = jsonschema.exceptions.best_match(root.evolve(schema=schema["properties"][arg]).iter_errors(value))
+    except (jsonschema.SchemaError, Unresolvable, RecursionError):
+        return None
+    return None if error is None else error.message[:120]
 
 
 def validate_task(task: Task, tools: dict[str, ToolSpec], max_state_bytes: int = 8192) -> tuple[str, str] | None:
@@ -36,25 +70,26 @@ def validate_task(task: Task, tools: dict[str, ToolSpec], max_state_bytes: int =
                 return "unknown_tool", f"criterion {c.criterion_id} names tool {c.tool!r}, not in the bundle ({', '.join(sorted(tools))})"
             schema = tools[c.tool].input_schema
             props = schema.get("properties", {}) if isinstance(schema, dict) else {}
+            props = props if isinstance(props, dict) else {}
             for arg, value in c.arguments.items():
                 if props and arg not in props:
                     return "invalid_arguments", f"criterion {c.criterion_id}: {c.tool} has no argument {arg!r}"
                 if arg in props:
-                    try:
-                        jsonschema.validate(value, props[arg])
-                    except jsonschema.ValidationError as exc:
-                        return "invalid_arguments", f"criterion {c.criterion_id}: {c.tool}.{arg}: {exc.message[:120]}"
-                    except jsonschema.SchemaError:
-                        pass
+                    problem = _argument_problem(schema, arg, value)
+                    if problem:
+                        return "invalid_arguments", f"criterion {c.criterion_id}: {c.tool}.{arg}: {problem}"
         elif c.kind == "state":
-            problem = pointer_problem(c.pointer)
+            problem = pointer_problem(c.pointer) or _token_problem(c.pointer)
             if problem:
-                return "bad_pointer", f"criterion {c.criterion_id}: {problem}"
+                return "bad_pointer", f"criterion {c.criterion_id}: {problem[:300]}"
             parent = parent_pointer(c.pointer)
-            if parent and resolve(task.initial_state, parent) is _MISSING:
-                return "bad_pointer", f"criterion {c.criterion_id}: {parent} does not exist in the initial state"
+            holder = resolve(task.initial_state, parent) if parent else task.initial_state
+            if holder is _MISSING:
+                return "bad_pointer", f"criterion {c.criterion_id}: {_shown(parent)} does not exist in the initial state"
+            if not isinstance(holder, dict | list):
+                return "bad_pointer", f"criterion {c.criterion_id}: {_shown(parent)} is {json.dumps(holder)[:40]}, not an object or a list"
             if c.op in ("absent", "gte", "lte", "contains") and resolve(task.initial_state, c.pointer) is _MISSING:
-                return "bad_pointer", f"criterion {c.criterion_id}: {c.pointer} ({c.op}) does not exist in the initial state"
+                return "bad_pointer", f"criterion {c.criterion_id}: {_shown(c.pointer)} ({c.op}) does not exist in the initial state"
     if task.difficulty == "irrelevance":
         if any(c.kind == "call" and c.must for c in criteria):
             return "irrelevance_calls", "an irrelevance task must not expect a tool call"
