@@ -12,13 +12,15 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 180
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup setup-vllm setup-browser ui ui-stop finetune synth crawl test test-fast query serve serve-vllm serve-stop clean-data help
+.PHONY: setup setup-vllm setup-browser ui ui-stop finetune eval bench synth crawl test test-fast query serve serve-vllm serve-stop clean-data help
 
 help:
 	@echo "make synth       run the pipeline end to end (Prefect flow; ARGS='--set smoke.requests=8')"
 	@echo "make test        run the test suite (unit + real llama.cpp and vLLM engines)"
 	@echo "make query       interactive DuckDB shell on the catalog of all runs"
 	@echo "make finetune    fine-tune the base model on the run's exported dataset (Muon + AdamW; ARGS='--set finetune.optimizer=adamw')"
+	@echo "make eval        held-out tasks: the fine-tuned model vs the base model as the agent policy (ARGS='--model PATH')"
+	@echo "make bench       every benchmark (utilisation, overhead, yield, data scale, Muon vs AdamW, kill soak) -> benchmarks/results/"
 	@echo "make ui          Prefect server + every worldsmith deployment, on http://127.0.0.1:4200 (ui-stop stops)"
 	@echo "make crawl       re-crawl the MCP servers of tool_specs/servers.yaml into tool_specs/crawled/"
 	@echo "make serve       start the embedded model server in the background (serve-stop stops it)"
@@ -56,11 +58,24 @@ ui: setup
 finetune: setup
 	$(BIN)/worldsmith finetune $(ARGS)
 
+eval: setup setup-vllm
+	$(BIN)/worldsmith eval $(ARGS)
+
 ui-stop:
 	@test -x $(BIN)/python && $(BIN)/python flows/ui.py stop || echo "nothing to stop"
 
 crawl: setup
 	$(BIN)/python flows/crawl.py $(ARGS)
+
+# Every benchmark of benchmarks/README.md on this machine; figures printed and written to benchmarks/results/.
+bench: setup setup-vllm synth
+	$(BIN)/python benchmarks/rollouts.py --engine vllm
+	$(BIN)/python benchmarks/rollouts.py --engine llamacpp
+	$(BIN)/python benchmarks/yield_cost.py
+	$(BIN)/python benchmarks/data_scale.py
+	$(BIN)/python benchmarks/finetune.py
+	WORLDSMITH_SOAK_KILLS=12 $(BIN)/python -m pytest -q tests/test_resilience.py -k sigkills
+	$(BIN)/python benchmarks/summary.py
 
 test: setup setup-vllm setup-browser
 	$(BIN)/python -m pytest $(ARGS)

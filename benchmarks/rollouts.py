@@ -6,9 +6,12 @@
 2. Utilisation: the rollouts stage against a running OpenAI-compatible server (the
    embedded one by default) records every request it makes; the same requests are then
    replayed with no dependencies between them at the same concurrency (a saturation load
-   of the same prompts). Ratio = the stage's generated tokens/s ÷ the replay's.
+   of the same prompts). Ratio = the stage's generated tokens/s ÷ the replay's. The
+   server's prefix-cache hit rate during the stage comes from its Prometheus metrics
+   (vLLM: vllm:prefix_cache_hits/queries; llama.cpp: prompt_tokens_cached/processed).
+3. Overhead share: the pipeline's CPU per episode ÷ an episode's wall time on the engine.
 
-    python benchmarks/rollouts.py [--url http://127.0.0.1:8010/v1] [--episodes 16] [--concurrency 8]
+    python benchmarks/rollouts.py [--engine llamacpp|vllm] [--url http://127.0.0.1:8010/v1] [--episodes 16] [--concurrency 8]
 """
 
 from __future__ import annotations
@@ -66,6 +69,31 @@ def overhead(n: int) -> dict:
             "wall_ms_per_episode": round(1000 * wall / n, 2), "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}  # fmt: skip
 
 
+def prefix_cache_counters(url: str) -> dict[str, float]:
+    """Prompt tokens looked up / served from the prefix cache so far, from the server's /metrics."""
+    import httpx
+
+    text = httpx.get(url.removesuffix("/v1") + "/metrics", timeout=10).text
+    totals: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("#") or " " not in line:
+            continue
+        name, value = line.split("{")[0].split(" ")[0], line.rsplit(" ", 1)[1]
+        for key, metric in (("vllm_queries", "vllm:prefix_cache_queries_total"), ("vllm_hits", "vllm:prefix_cache_hits_total"),
+                            ("llamacpp_processed", "llamacpp:prompt_tokens_total"), ("llamacpp_cached", "llamacpp:prompt_tokens_cached_total")):  # fmt: skip
+            if name == metric:
+                totals[key] = totals.get(key, 0.0) + float(value)
+    return totals
+
+
+def hit_rate(before: dict[str, float], after: dict[str, float]) -> float | None:
+    d = {k: after.get(k, 0.0) - before.get(k, 0.0) for k in after}
+    if d.get("vllm_queries"):
+        return round(d["vllm_hits"] / d["vllm_queries"], 3)
+    looked_up = d.get("llamacpp_processed", 0) + d.get("llamacpp_cached", 0)
+    return round(d.get("llamacpp_cached", 0) / looked_up, 3) if looked_up else None
+
+
 def utilisation(url: str, episodes: int, concurrency: int) -> dict:
     cfg, root = load_config(ROOT / "pipeline.yaml", [f"llm.endpoints.local.urls=[{url}]", f"llm.endpoints.local.max_concurrency={concurrency}",
                                                       f"rollouts.concurrency={concurrency}", "rollouts.samples_per_task=1",
@@ -83,10 +111,13 @@ def utilisation(url: str, episodes: int, concurrency: int) -> dict:
         store = RunStore(tmp, "util")
         seed_store(store, episodes)
         ctx = RunContext(cfg=cfg, root=root, run_id="util", store=store, prompts=Prompts(root / "prompts"))
+        cache0 = prefix_cache_counters(url)
         t0 = time.perf_counter()
         counts = asyncio.run(make_rollouts(ctx))
         stage_s = time.perf_counter() - t0
+        cache_hit_rate = hit_rate(cache0, prefix_cache_counters(url))
         stage_tokens = ctx.usage.completion_tokens
+        usage = ctx.usage.snapshot()
     LLMClient.chat = original
 
     async def replay() -> tuple[int, float]:
@@ -106,7 +137,9 @@ def utilisation(url: str, episodes: int, concurrency: int) -> dict:
     stage_rate, replay_rate = stage_tokens / stage_s, replay_tokens / replay_s
     return {"episodes": counts["new"], "requests": len(recorded), "stage_tokens": stage_tokens, "stage_s": round(stage_s, 1),
             "stage_tok_s": round(stage_rate, 1), "saturation_tok_s": round(replay_rate, 1), "replay_s": round(replay_s, 1),
-            "utilisation": round(stage_rate / replay_rate, 3), "statuses": {k: v for k, v in counts.items() if k in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error")}}  # fmt: skip
+            "utilisation": round(stage_rate / replay_rate, 3), "prefix_cache_hit_rate": cache_hit_rate,
+            "client_cached_share": round(sum(u["cached_tokens"] for u in usage.values()) / max(sum(u["prompt_tokens"] for u in usage.values()), 1), 3),
+            "episode_wall_s": round(stage_s * min(concurrency, episodes) / max(counts["new"], 1), 2), "statuses": {k: v for k, v in counts.items() if k in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error")}}  # fmt: skip
 
 
 def main() -> None:
@@ -116,6 +149,7 @@ def main() -> None:
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--overhead-episodes", type=int, default=200)
     p.add_argument("--skip-engine", action="store_true")
+    p.add_argument("--engine", choices=["llamacpp", "vllm"], default="llamacpp", help="the embedded engine to start when --url is not given")
     a = p.parse_args()
     results = {"overhead": overhead(a.overhead_episodes)}
     print(json.dumps({"overhead": results["overhead"]}), flush=True)
@@ -125,13 +159,18 @@ def main() -> None:
         else:
             from worldsmith.llm.server import embedded_server
 
-            cfg, root = load_config(ROOT / "pipeline.yaml")
+            cfg, root = load_config(ROOT / "pipeline.yaml", [f"llm.server.engine={a.engine}"])
             with embedded_server(cfg.llm.server, root, root / "data") as url:
                 results["utilisation"] = utilisation(url, a.episodes, a.concurrency)
-        print(json.dumps({"utilisation": results["utilisation"]}), flush=True)
+        u = results["utilisation"]
+        u["engine"] = a.url or a.engine
+        # pipeline CPU per episode ÷ an episode's wall time with this engine (an episode holds one slot of `concurrency`)
+        results["overhead"]["share_of_episode_wall"] = round(results["overhead"]["cpu_ms_per_episode"] / 1000 / max(u["episode_wall_s"], 1e-9), 5)
+        print(json.dumps({"utilisation": u, "overhead_share": results["overhead"]["share_of_episode_wall"]}), flush=True)
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
-    (out / "rollouts.json").write_text(json.dumps({"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), **results}, indent=1) + "\n")
+    name = "rollouts.json" if a.skip_engine or a.url or a.engine == "llamacpp" else f"rollouts-{a.engine}.json"
+    (out / name).write_text(json.dumps({"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), **results}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE  # noqa: E402
 
 from worldsmith import pipeline  # noqa: E402
 from worldsmith.config import load_config  # noqa: E402
+from worldsmith.llm.client import ServerUnavailable  # noqa: E402
 from worldsmith.summary import print_summary, summary_markdown  # noqa: E402
 
 
@@ -52,14 +53,25 @@ def _in_flow_run() -> bool:
     return FlowRunContext.get() is not None
 
 
+def _not_an_outage(task, task_run, state) -> bool:
+    """Retry a shard unless the model server is gone: the client already waited llm.retry.outage_timeout_s for it."""
+    try:
+        state.result()
+    except ServerUnavailable:
+        return False
+    except Exception:
+        return True
+    return True
+
+
 @task(name="shard", cache_policy=(INPUTS - "ctx") + TASK_SOURCE, persist_result=True, retries=2, retry_delay_seconds=[10, 60],
-      task_run_name="{name} {index}/{count}")  # fmt: skip
+      retry_condition_fn=_not_an_outage, task_run_name="{name} {index}/{count}")  # fmt: skip
 def stage_shard(ctx, name: str, index: int, count: int, config_hash: str, run_started_at: str, inputs_hash: str) -> dict:
     """One shard of a stage that splits; cached on its explicit inputs (ctx is excluded)."""
     return pipeline.run_stage_part(ctx, name, pipeline.Shard(index, count, inputs_hash))
 
 
-@task(name="stage", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=10, task_run_name="{name}")
+@task(name="stage", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=10, retry_condition_fn=_not_an_outage, task_run_name="{name}")
 def whole_stage(ctx, name: str) -> dict:
     """A stage that does not split (it resumes by itself)."""
     return pipeline.run_stage_part(ctx, name)
@@ -102,14 +114,15 @@ def run_stages(config_path: str, overrides: list[str] | None, run_id: str | None
     enabled = pipeline.enabled_stages(cfg)
     names = [s for s in stages if s in enabled] if stages else enabled
     summary = pipeline.RunSummary(run_id="", status="running")
-    with pipeline.model_server(cfg, root, log=logger.info) as url:
-        ctx = pipeline.open_run(cfg, root, run_id, embedded_url=url)
+    with pipeline.model_server(cfg, root, log=logger.info) as urls:
+        ctx = pipeline.open_run(cfg, root, run_id, urls=urls)
         summary.run_id = ctx.run_id
         try:
             for name in names:
                 summary.stages.append(run_one_stage(ctx, name))
         except BaseException as exc:
-            pipeline.finish_run(ctx, "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed", f"{exc.__class__.__name__}: {exc}")
+            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "stopped" if isinstance(exc, ServerUnavailable) else "failed"
+            pipeline.finish_run(ctx, status, f"{exc.__class__.__name__}: {exc}")
             raise
         summary.catalog = pipeline.finish_run(ctx, "finished")
         summary.status, summary.usage = "finished", ctx.usage.snapshot()
@@ -185,7 +198,28 @@ def finetune(config_path: str = "pipeline.yaml", overrides: list[str] | None = N
     return counts
 
 
-FLOWS = {"synth": synth, "evolve": evolve, "agents": agents, "tasks": tasks, "rollouts": rollouts, "judge": judge, "export": export, "finetune": finetune}
+@flow(name="eval", log_prints=True)
+def evaluate(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None, model_path: str | None = None,
+             dataset: str | None = None) -> dict:  # fmt: skip
+    """The run's held-out tasks with the fine-tuned model (default: this config's `make finetune` output) and the base model as the agent policy."""
+    from worldsmith.evaluate import EvalModel, evaluate_models
+    from worldsmith.evaluate.stage import model_dataset
+    from worldsmith.train.loop import finetune_paths
+
+    cfg, root = load_config(config_path, overrides or [])
+    model = model_path or str(finetune_paths(cfg, root, run_id)[1] / "model")
+    source = Path(dataset) if dataset else model_dataset(model) or finetune_paths(cfg, root, run_id)[0]
+    models = ([EvalModel("base", cfg.finetune.base_model)] if cfg.eval.compare_base else []) + [EvalModel("finetuned", model)]
+    results, report = evaluate_models(cfg, root, models, run_id=run_id, dataset=source, log=_logger().info)
+    table = [{"model": r.label, "pass_rate": r.pass_rate, **{f"pass^{k}": v for k, v in r.pass_hat.items()}, "tool_call_validity": r.tool_call_validity,
+              "episodes": r.trajectories, "eval_run": r.eval_run_id} for r in results]  # fmt: skip
+    if _in_flow_run():
+        create_table_artifact(key=artifact_key(Path(model).parent.name, "eval"), table=table, description=f"worldsmith eval; report {report}")
+    return {"models": table, "report": str(report)}
+
+
+FLOWS = {"synth": synth, "evolve": evolve, "agents": agents, "tasks": tasks, "rollouts": rollouts, "judge": judge, "export": export, "finetune": finetune,
+         "eval": evaluate}  # fmt: skip
 
 
 def main(argv: list[str]) -> None:
@@ -207,7 +241,11 @@ def main(argv: list[str]) -> None:
     from worldsmith.cli import stop_on_sigterm
 
     stop_on_sigterm()
-    FLOWS[args.flow](config_path=args.config, overrides=args.overrides, run_id=args.run_id)  # type: ignore[operator]
+    try:
+        FLOWS[args.flow](config_path=args.config, overrides=args.overrides, run_id=args.run_id)  # type: ignore[operator]
+    except ServerUnavailable as exc:
+        print(f"stopped: {exc}", file=sys.stderr)
+        raise SystemExit(3) from None
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ def llm_config(url: str, **role_overrides):
              for r in ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic")}  # fmt: skip
     return LLMConfig.model_validate(
         {"endpoints": {"local": {"urls": [url], "model": "smollm2-135m", "timeout_s": 120}},
-         "retry": {"max_attempts": 3, "initial_backoff_s": 0.05, "max_backoff_s": 0.2}, "roles": roles}  # fmt: skip
+         "retry": {"max_attempts": 3, "initial_backoff_s": 0.05, "max_backoff_s": 0.2, "outage_timeout_s": 0}, "roles": roles}  # fmt: skip
     )
 
 

@@ -122,6 +122,49 @@ def test_connection_refused_is_reported():
     assert not result.ok and result.error_kind == "connection"
 
 
+def test_an_unreachable_server_stops_the_call_after_the_outage_time():
+    from conftest import free_port
+    from worldsmith.llm.client import ServerUnavailable
+
+    cfg = llm_config(f"http://127.0.0.1:{free_port()}/v1")
+    cfg.retry.outage_timeout_s = 1.0
+    t0 = time.monotonic()
+    with pytest.raises(ServerUnavailable, match="unreachable for .*run the same command again to resume"):
+        run(_chat(cfg))
+    assert 1.0 <= time.monotonic() - t0 < 5
+
+
+def test_a_server_that_comes_back_within_the_outage_time_answers_the_call(fake_server):
+    from conftest import free_port
+
+    port = free_port()
+    cfg = llm_config(f"http://127.0.0.1:{port}/v1")
+    cfg.retry.outage_timeout_s = 20.0
+
+    def come_back():  # the server is down for the first second of the call
+        time.sleep(1.0)
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                data = json.dumps(completion("back")).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    threading.Thread(target=come_back, daemon=True).start()
+    result, _ = run(_chat(cfg))
+    assert result.ok and result.content == "back" and result.attempts > cfg.retry.max_attempts  # retried past the usual budget
+
+
 def test_non_json_structured_reply_is_kept_as_parse_failure(fake_server):
     url, script = fake_server([(200, completion("Sure! Here is your city: Paris"), 0)])
     schema = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -207,3 +250,11 @@ def test_grammar_schema_drops_what_slows_or_breaks_the_engine_and_keeps_the_rest
                                                "sites": {"type": "array", "items": {"enum": []}}}, "required": ["pattern"]}  # fmt: skip
     assert grammar_schema(schema) == {"type": "object", "properties": {"pattern": {"type": "string", "maxLength": 5},
                                                                          "sites": {"type": "array", "items": {}}}, "required": ["pattern"]}  # fmt: skip
+
+
+def test_prefix_cache_hits_reported_by_the_server_are_counted(fake_server):
+    body = completion("hi")
+    body["usage"]["prompt_tokens_details"] = {"cached_tokens": 8}
+    url, _ = fake_server([(200, body, 0)])
+    result, usage = run(_chat(llm_config(url)))
+    assert result.cached_tokens == 8 and usage["critic"]["cached_tokens"] == 8 and usage["critic"]["prompt_tokens"] == 11

@@ -55,7 +55,7 @@ def test_make_ui_deployments_trigger_and_browser(ui, tmp_path):
     api = f"{base}/api"
     deployments = {d["name"]: d for d in _api(f"{api}/deployments/filter", {})}
     assert set(deployments) == {"synth-nightly", "crawl-weekly", "evolve-daily", "agents-daily", "tasks-daily", "rollouts-daily",
-                                "judge-daily", "export-daily", "finetune-daily"}  # fmt: skip
+                                "judge-daily", "export-daily", "finetune-daily", "eval-daily"}  # fmt: skip
     synth = deployments["synth-nightly"]
     assert [(s["schedule"]["cron"], s["active"]) for s in synth["schedules"]] == [("0 2 * * *", True)]
     assert deployments["crawl-weekly"]["schedules"][0]["active"] and not deployments["judge-daily"]["schedules"][0]["active"]

@@ -51,6 +51,7 @@ def synth(
 ) -> None:
     """Run the pipeline end to end (or chosen stages), resuming a run with the same id."""
     from worldsmith import pipeline
+    from worldsmith.llm.client import ServerUnavailable
     from worldsmith.summary import print_summary
 
     cfg, root = _load(config, set_)
@@ -60,6 +61,9 @@ def synth(
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]: finished records are on disk; run the same command again to resume")
         raise typer.Exit(130) from None
+    except ServerUnavailable as exc:
+        err.print(f"[red]stopped:[/red] {exc}", highlight=False)
+        raise typer.Exit(3) from None
     print_summary(summary, console)
 
 
@@ -193,6 +197,40 @@ def crawl(
 def evolve(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
     """Run the tool stage (crawled snapshot + evolved tools) and sample bundles, for one run."""
     synth(config=config, set_=set_, run_id=run_id, stage=["tools", "bundles"])
+
+
+@app.command("eval")
+def eval_(
+    model: Annotated[Optional[Path], typer.Option("--model", help="the model under test: an HF folder or a GGUF (default: this config's `make finetune` output)")] = None,
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    run_id: RunOpt = None,
+    dataset: Annotated[Optional[Path], typer.Option("--dataset", help="the export the model trained on (default: from its train.json, else the run's export)")] = None,
+    label: Annotated[str, typer.Option(help="the model's name in the tables")] = "finetuned",
+    base: Annotated[Optional[bool], typer.Option("--base/--no-base", help="also evaluate the base model (default: eval.compare_base)")] = None,
+) -> None:
+    """Play the run's held-out tasks with the model as the agent policy (and the base model), judge them, compare."""
+    from worldsmith.evaluate import EvalModel, evaluate_models
+    from worldsmith.evaluate.stage import comparison_rows, model_dataset
+    from worldsmith.llm.client import ServerUnavailable
+    from worldsmith.llm.server import ServerError
+    from worldsmith.train.loop import finetune_paths
+
+    cfg, root = _load(config, set_)
+    model = model or finetune_paths(cfg, root, run_id)[1] / "model"
+    source = dataset or model_dataset(str(model)) or finetune_paths(cfg, root, run_id)[0]
+    models = ([EvalModel("base", cfg.finetune.base_model)] if (cfg.eval.compare_base if base is None else base) else []) + [EvalModel(label, str(model))]
+    stop_on_sigterm()
+    try:
+        results, report_path = evaluate_models(cfg, root, models, run_id=run_id, dataset=source, log=lambda m: err.print(m, highlight=False, markup=False))
+    except (ValueError, ServerError, ServerUnavailable) as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/yellow]: finished episodes are on disk; run the same command again to resume")
+        raise typer.Exit(130) from None
+    _print_table("eval: held-out tasks", ["", *[r.label for r in results]], [(t, *cells) for t, cells in comparison_rows(results)], max_width=70)
+    console.print(f"report: {report_path}")
 
 
 def _print_table(title: str, columns: list[str], rows: list[tuple], max_width: int = 60) -> None:

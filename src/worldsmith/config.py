@@ -31,8 +31,8 @@ class Strict(BaseModel):
 
 Temperature = Annotated[float, Field(ge=0, le=2)]
 Probability = Annotated[float, Field(ge=0, le=1)]
-PositiveInt = Annotated[int, Field(ge=1)]
-NonNegInt = Annotated[int, Field(ge=0)]
+PositiveInt = Annotated[int, Field(ge=1, strict=True)]  # strict: `true` is not the count 1
+NonNegInt = Annotated[int, Field(ge=0, strict=True)]
 PositiveFloat = Annotated[float, Field(gt=0)]
 
 
@@ -52,7 +52,7 @@ class ServerConfig(Strict):
     model: str = "smollm2-135m"  # the name the server answers to
     model_path: str | None = None  # GGUF (llamacpp) or HF folder (vllm); default: the packaged SmolLM2
     host: str = "127.0.0.1"
-    port: Annotated[int, Field(ge=1, le=65535)] = 8010
+    port: Annotated[int, Field(ge=1, le=65535, strict=True)] = 8010
     ctx_size: PositiveInt = 16384
     parallel: PositiveInt = 8
     threads: NonNegInt = 0  # 0: all cores
@@ -78,6 +78,7 @@ class RetryConfig(Strict):
     max_attempts: PositiveInt = 5
     initial_backoff_s: PositiveFloat = 0.5
     max_backoff_s: PositiveFloat = 30
+    outage_timeout_s: Annotated[float, Field(ge=0)] = 180  # a server unreachable this long stops the run (0: count as a failed call)
 
 
 class RoleConfig(Strict):
@@ -104,11 +105,46 @@ class RolesConfig(Strict):
     critic: RoleConfig = RoleConfig(temperature=0.0, max_tokens=512)
 
 
+POLICY_ENDPOINT = "policy"
+
+
+class PolicyConfig(Strict):
+    """An agent policy worldsmith serves itself, apart from the simulators: e.g. the model
+    `make finetune` wrote, so the next run generates with it. Only the `agent` role uses it."""
+
+    enabled: bool = False
+    model_path: str | None = None  # an HF folder (vllm) or a GGUF (llamacpp); null: the packaged SmolLM2
+    engine: Literal["llamacpp", "vllm"] = "vllm"
+    model: str = "policy"  # the name the policy server answers to
+    port: Annotated[int, Field(ge=1, le=65535, strict=True)] = 8011
+
+
 class LLMConfig(Strict):
     server: ServerConfig = ServerConfig()
     endpoints: dict[str, EndpointConfig] = Field(default_factory=lambda: {"local": EndpointConfig()})
     retry: RetryConfig = RetryConfig()
     roles: RolesConfig = RolesConfig()
+    policy: PolicyConfig = PolicyConfig()
+
+    @model_validator(mode="after")
+    def _policy_port_is_its_own(self) -> LLMConfig:
+        if self.policy.enabled and self.policy.port == self.server.port:
+            raise ValueError(f"llm.policy.port: got {self.policy.port}, expected a port other than llm.server.port (both servers run at once)")
+        if self.policy.enabled and POLICY_ENDPOINT in self.endpoints:
+            raise ValueError(f"llm.endpoints.{POLICY_ENDPOINT}: the name is taken by llm.policy when it is enabled; rename the endpoint")
+        return self
+
+    def model_for(self, role: str) -> str:
+        """The model name a role's calls carry (the policy's for the agent when llm.policy is on)."""
+        if role == "agent" and self.policy.enabled:
+            return self.policy.model
+        rc = getattr(self.roles, role)
+        return rc.model or self.endpoints[rc.endpoint].model
+
+    def policy_server(self) -> ServerConfig:
+        """The server settings for llm.policy: the main server's, with the policy's model, engine and port."""
+        p = self.policy
+        return self.server.model_copy(update={"engine": p.engine, "model_path": p.model_path, "model": p.model, "port": p.port})
 
     @model_validator(mode="after")
     def _roles_name_known_endpoints(self) -> LLMConfig:
@@ -304,6 +340,16 @@ class FinetuneConfig(Strict):
     seed: NonNegInt = 0
 
 
+class EvalConfig(Strict):
+    """`worldsmith eval --model PATH`: the held-out agents' tasks, played by each model under test with the same seeds."""
+
+    samples_per_task: PositiveInt = 4  # k of pass^k
+    max_tasks: NonNegInt = 0  # 0 = every held-out task
+    engine: Literal["llamacpp", "vllm"] = "vllm"  # serves the models under test (vllm: HF folders; llamacpp: GGUF files)
+    port: Annotated[int, Field(ge=1, le=65535, strict=True)] = 8011
+    compare_base: bool = True  # also evaluate finetune.base_model (or the packaged SmolLM2) on the same tasks
+
+
 class CrawlConfig(Strict):
     concurrency: PositiveInt = 3
     timeout_s: PositiveFloat = 60
@@ -323,12 +369,16 @@ class PipelineConfig(Strict):
     export: ExportConfig = ExportConfig()
     report: ReportConfig = ReportConfig()
     finetune: FinetuneConfig = FinetuneConfig()
+    eval: EvalConfig = EvalConfig()
 
     def resolved(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
     def config_hash(self) -> str:
-        canonical = json.dumps(self.resolved(), sort_keys=True, separators=(",", ":"))
+        """Hash of what makes a run's data: not the sections that only read it (finetune, eval),
+        so `--set finetune.max_steps=1` still finds the run's export."""
+        data = {k: v for k, v in self.resolved().items() if k not in ("finetune", "eval")}
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 

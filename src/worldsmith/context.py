@@ -18,7 +18,9 @@ class RunContext:
     store: RunStore
     prompts: Prompts
     embedded_url: str | None = None
+    policy_url: str | None = None  # the agent policy's own server (llm.policy)
     usage: UsageMeter = field(default_factory=UsageMeter)
+    usage_mark: dict = field(default_factory=dict)  # the usage snapshot when the last stage was recorded
 
     @property
     def seed(self) -> int:
@@ -30,4 +32,4 @@ class RunContext:
 
     def client(self) -> LLMClient:
         """A client for one event loop (stages run their own asyncio loop)."""
-        return LLMClient(self.cfg.llm, embedded_url=self.embedded_url, usage=self.usage)
+        return LLMClient(self.cfg.llm, embedded_url=self.embedded_url, usage=self.usage, policy_url=self.policy_url)

@@ -24,9 +24,10 @@ from worldsmith.judge.stage import run_judge
 from worldsmith.sim.rollout import run_rollouts
 from worldsmith.tasks.agents import run_agents
 from worldsmith.tasks.generate import run_tasks
-from worldsmith.config import EMBEDDED, PipelineConfig
+from worldsmith.config import EMBEDDED, ROLE_NAMES, PipelineConfig
 from worldsmith.context import RunContext
 from worldsmith.llm import Prompts
+from worldsmith.llm.client import ServerUnavailable
 from worldsmith.llm.server import embedded_server
 from worldsmith.records import Agent, Bundle, Record, Task, Trajectory, content_id, in_shard
 from worldsmith.store import RunStore, refresh_catalog
@@ -62,7 +63,15 @@ def enabled_stages(cfg: PipelineConfig) -> list[str]:
     return [name for name in STAGES if getattr(getattr(cfg, STAGE_SECTIONS.get(name, name), None), "enabled", True)]
 
 
-def open_run(cfg: PipelineConfig, root: Path, run_id: str | None = None, embedded_url: str | None = None) -> RunContext:
+@dataclass
+class ServerURLs:
+    """Where the servers worldsmith started (or found) answer: the embedded one and the policy's."""
+
+    embedded: str | None = None
+    policy: str | None = None
+
+
+def open_run(cfg: PipelineConfig, root: Path, run_id: str | None = None, urls: ServerURLs | None = None) -> RunContext:
     run_id = run_id or default_run_id(cfg)
     store = RunStore(data_dir(cfg, root), run_id)
     info = store.read_info()
@@ -75,21 +84,26 @@ def open_run(cfg: PipelineConfig, root: Path, run_id: str | None = None, embedde
     )
     (store.root / "config.yaml").write_text(yaml.safe_dump(cfg.resolved(), sort_keys=False))
     prompts = Prompts(_resolve(root, cfg.run.prompts_dir))
-    return RunContext(cfg=cfg, root=root, run_id=run_id, store=store, prompts=prompts, embedded_url=embedded_url)
+    urls = urls or ServerURLs()
+    return RunContext(cfg=cfg, root=root, run_id=run_id, store=store, prompts=prompts, embedded_url=urls.embedded, policy_url=urls.policy)
 
 
 def uses_embedded(cfg: PipelineConfig) -> bool:
-    return any(EMBEDDED in ep.urls for ep in cfg.llm.endpoints.values())
+    roles = [r for r in ROLE_NAMES if not (r == "agent" and cfg.llm.policy.enabled)]
+    return any(EMBEDDED in cfg.llm.endpoints[getattr(cfg.llm.roles, r).endpoint].urls for r in roles)
 
 
 @contextlib.contextmanager
-def model_server(cfg: PipelineConfig, root: Path, log: Callable[[str], Any] = print) -> Iterator[str | None]:
-    """The embedded server's URL when the config uses one (started and stopped as needed)."""
-    if not uses_embedded(cfg):
-        yield None
-        return
-    with embedded_server(cfg.llm.server, root, data_dir(cfg, root), log=log) as url:
-        yield url
+def model_server(cfg: PipelineConfig, root: Path, log: Callable[[str], Any] = print) -> Iterator[ServerURLs]:
+    """The servers the config needs, started as needed (and stopped if we started them):
+    the embedded one for roles whose endpoint says `embedded`, and llm.policy's."""
+    urls = ServerURLs()
+    with contextlib.ExitStack() as servers:
+        if uses_embedded(cfg):
+            urls.embedded = servers.enter_context(embedded_server(cfg.llm.server, root, data_dir(cfg, root), log=log))
+        if cfg.llm.policy.enabled:
+            urls.policy = servers.enter_context(embedded_server(cfg.llm.policy_server(), root, data_dir(cfg, root), log=log))
+        yield urls
 
 
 @dataclass
@@ -167,10 +181,22 @@ def record_stage(ctx: RunContext, name: str, counts: dict[str, Any], seconds: fl
     """Note a finished stage in run.json (counts, time, usage so far) and refresh the catalog."""
     result = StageResult(name, counts, seconds)
     stages = ctx.store.read_info().get("stages", {})
-    stages[name] = {"counts": counts, "seconds": round(result.seconds, 2), "finished_at": datetime.now(UTC).isoformat()}
+    stages[name] = {"counts": counts, "seconds": round(result.seconds, 2), "finished_at": datetime.now(UTC).isoformat(),
+                    "usage": stage_usage(ctx)}  # fmt: skip
     ctx.store.write_info(stages=stages, usage=ctx.usage.snapshot())
     refresh_catalog(ctx.store.data_dir, ctx.root)
     return result
+
+
+USAGE_KEYS = ("calls", "failures", "prompt_tokens", "cached_tokens", "completion_tokens")
+
+
+def stage_usage(ctx: RunContext) -> dict[str, dict[str, int]]:
+    """Model usage per role since the previous stage was recorded (this stage's cost)."""
+    now = ctx.usage.snapshot()
+    delta = {role: {k: u.get(k, 0) - ctx.usage_mark.get(role, {}).get(k, 0) for k in USAGE_KEYS} for role, u in now.items()}
+    ctx.usage_mark = now
+    return {role: d for role, d in delta.items() if d["calls"]}
 
 
 def finish_run(ctx: RunContext, status: str, error: str | None = None) -> Path:
@@ -191,8 +217,8 @@ def synth(
     if unknown:
         raise ValueError(f"unknown stage(s) {unknown}; known: {list(STAGES)}")
     t0 = time.monotonic()
-    with model_server(cfg, root, log=log) as url:
-        ctx = open_run(cfg, root, run_id, embedded_url=url)
+    with model_server(cfg, root, log=log) as urls:
+        ctx = open_run(cfg, root, run_id, urls=urls)
         summary = RunSummary(run_id=ctx.run_id, status="running")
         log(f"run {ctx.run_id}: stages {', '.join(names)} -> {ctx.store.root}")
         try:
@@ -200,6 +226,10 @@ def synth(
                 summary.stages.append(run_stage(ctx, name))
         except KeyboardInterrupt:
             summary.status, summary.error = "interrupted", "interrupted by the user; re-run to resume"
+            finish_run(ctx, summary.status, summary.error)
+            raise
+        except ServerUnavailable as exc:
+            summary.status, summary.error = "stopped", str(exc)
             finish_run(ctx, summary.status, summary.error)
             raise
         except Exception as exc:

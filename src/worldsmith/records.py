@@ -340,4 +340,34 @@ class SmokeResult(Record):
     created_at: datetime = Field(default_factory=utcnow)
 
 
-RECORD_TYPES: tuple[type[Record], ...] = (ToolSpec, Rejection, Domain, Bundle, Agent, Task, Trajectory, Verdict, SFTExample, SmokeResult)
+# -------------------------------------------------------------------- evaluation
+
+
+class ModelEval(Record):
+    """One model's figures on a run's held-out tasks (`worldsmith eval`); its episodes and
+    verdicts are in their own run, `eval_run_id`."""
+
+    stage: ClassVar[str] = "evals"
+    id_field: ClassVar[str] = "eval_run_id"
+    json_fields: ClassVar[frozenset[str]] = frozenset({"pass_hat", "statuses", "reasons"})
+
+    eval_run_id: str
+    label: str  # base | finetuned | a name given on the command line
+    model_path: str  # the served folder or file ("" = the packaged SmolLM2)
+    engine: str
+    tasks: int
+    samples_per_task: int
+    trajectories: int
+    passed: int
+    pass_rate: float | None = None
+    pass_hat: dict[str, float] = Field(default_factory=dict)  # "k" -> pass^k (tau-bench: every one of k samples passes)
+    tool_calls: int = 0  # attempted by the agent, including unparseable ones
+    valid_tool_calls: int = 0  # a known tool with schema-valid arguments
+    tool_call_validity: float | None = None
+    statuses: dict[str, int] = Field(default_factory=dict)
+    reasons: dict[str, int] = Field(default_factory=dict)  # the judge's drop reasons, counted
+    generated_tokens: int = 0  # by the agent policy
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+RECORD_TYPES: tuple[type[Record], ...] = (ToolSpec, Rejection, Domain, Bundle, Agent, Task, Trajectory, Verdict, SFTExample, SmokeResult, ModelEval)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from worldsmith.llm import LLMClient, Prompts
+from worldsmith.llm.client import ServerUnavailable
 from worldsmith.records import Task, Trajectory
 
 CORE_RUBRICS = {
@@ -45,7 +46,12 @@ async def critique(client: LLMClient, prompts: Prompts, task: Task, traj: Trajec
     """{"ok", "score", "rubrics": {id: {passed, reason}}, "model"} or {"ok": False, "error", "raw"}."""
     rubrics = rubrics_for(task)
     msgs = prompts.render_messages("critic", goal=task.user_goal, messages=traj.messages, final_state=traj.world_states.get("final", {}), rubrics=rubrics)
-    r = await client.structured("critic", msgs, critic_schema(list(rubrics)), name="critique", seed=seed)
+    try:
+        r = await client.structured("critic", msgs, critic_schema(list(rubrics)), name="critique", seed=seed)
+    except ServerUnavailable:  # the run stops; this trajectory is judged on resume
+        raise
+    except Exception as exc:  # a client that raised: this verdict records it, the stage goes on
+        return {"ok": False, "error": f"internal: {type(exc).__name__}: {str(exc)[:300]}", "raw": None, "model": client.model_for("critic")}
     if not r.ok:
         return {"ok": False, "error": f"{r.error_kind}: {r.error}", "raw": r.raw, "model": r.model}
     return {"ok": True, "score": r.data["score"], "rubrics": r.data["rubrics"], "model": r.model}

@@ -6,6 +6,10 @@
 - Connection errors, timeouts, 429 and 5xx are retried with exponential backoff and jitter
   (tenacity); a call that still fails returns an `LLMResult` with `ok=False` and the
   reason, which the caller records. Nothing raises for a model's bad answer.
+- A server that cannot be reached at all is an outage, not a bad answer: the call keeps
+  retrying for `retry.outage_timeout_s`, then raises `ServerUnavailable`, so the run stops
+  (finished records stay on disk) instead of recording every pending item as failed; the
+  same command resumes once the server is back.
 - Structured output asks the server for JSON matching a JSON Schema (`response_format`
   json_schema, which vLLM and llama.cpp both enforce); the reply is validated with
   `jsonschema` and a parse or schema failure keeps the raw text.
@@ -28,12 +32,18 @@ from typing import Any
 import httpx
 import jsonschema
 import openai
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+import referencing.exceptions
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_random_exponential
 
-from worldsmith.config import EMBEDDED, EndpointConfig, LLMConfig, RoleConfig
+from worldsmith.jsonschemas import embed_schema
+from worldsmith.config import EMBEDDED, POLICY_ENDPOINT, EndpointConfig, LLMConfig, RoleConfig
 from worldsmith.records import content_id
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+
+
+class ServerUnavailable(RuntimeError):
+    """No server of an endpoint could be reached for `llm.retry.outage_timeout_s`: the run stops and resumes later."""
 
 
 @dataclass
@@ -50,6 +60,7 @@ class LLMResult:
     raw: str | None = None  # the model's text when it could not be used
     finish_reason: str | None = None
     prompt_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens the server's prefix cache served (when it says)
     completion_tokens: int = 0
     latency_s: float = 0.0
     attempts: int = 0
@@ -69,6 +80,7 @@ class RoleUsage:
     failures: int = 0
     retries: int = 0  # extra attempts after timeouts, connection errors, 429 and 5xx
     prompt_tokens: int = 0
+    cached_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
     failures_by_kind: dict[str, int] = field(default_factory=lambda: defaultdict(int))
@@ -88,6 +100,7 @@ class UsageMeter:
         usage.calls += 1
         usage.retries += max(result.attempts - 1, 0)
         usage.prompt_tokens += result.prompt_tokens
+        usage.cached_tokens += result.cached_tokens
         usage.completion_tokens += result.completion_tokens
         usage.latency_s += result.latency_s
         if not result.ok:
@@ -104,7 +117,7 @@ class UsageMeter:
     def snapshot(self) -> dict[str, Any]:
         out = {}
         for role, u in sorted(self.by_role.items()):
-            d = {k: getattr(u, k) for k in ("calls", "failures", "retries", "prompt_tokens", "completion_tokens")}
+            d = {k: getattr(u, k) for k in ("calls", "failures", "retries", "prompt_tokens", "cached_tokens", "completion_tokens")}
             d["latency_s"] = round(u.latency_s, 3)
             d["failures_by_kind"] = dict(u.failures_by_kind)
             d["mean_latency_s"] = round(u.latency_s / u.calls, 4) if u.calls else 0.0
@@ -170,10 +183,18 @@ def _classify(exc: Exception) -> tuple[str, str, bool]:
 
 
 class LLMClient:
-    def __init__(self, cfg: LLMConfig, embedded_url: str | None = None, usage: UsageMeter | None = None):
+    def __init__(self, cfg: LLMConfig, embedded_url: str | None = None, usage: UsageMeter | None = None, policy_url: str | None = None):
         self.cfg = cfg
         self.endpoints = {name: _Endpoint(name, ep, embedded_url) for name, ep in cfg.endpoints.items()}
         self.usage = usage if usage is not None else UsageMeter()
+        self._agent_role = cfg.roles.agent
+        if cfg.policy.enabled:  # the agent role talks to the policy server; its sampling settings stay
+            if policy_url is None:
+                raise ValueError("llm.policy is enabled, but no policy server is running")
+            agent_ep = cfg.endpoints[cfg.roles.agent.endpoint]
+            policy = EndpointConfig(urls=[policy_url], model=cfg.policy.model, max_concurrency=cfg.server.parallel, timeout_s=agent_ep.timeout_s)
+            self.endpoints[POLICY_ENDPOINT] = _Endpoint(POLICY_ENDPOINT, policy, None)
+            self._agent_role = cfg.roles.agent.model_copy(update={"endpoint": POLICY_ENDPOINT, "model": None})
 
     async def aclose(self) -> None:
         for ep in self.endpoints.values():
@@ -195,11 +216,10 @@ class LLMClient:
         return child
 
     def role(self, name: str) -> RoleConfig:
-        return getattr(self.cfg.roles, name)
+        return self._agent_role if name == "agent" else getattr(self.cfg.roles, name)
 
     def model_for(self, role: str) -> str:
-        rc = self.role(role)
-        return rc.model or self.cfg.endpoints[rc.endpoint].model
+        return self.cfg.model_for(role)
 
     # -------------------------------------------------------------- raw call
     async def chat(
@@ -241,9 +261,16 @@ class LLMClient:
         result = LLMResult(ok=False, role=role, model=model, endpoint=endpoint.name)
         started = time.perf_counter()
         retry = self.cfg.retry
+
+        def give_up(state: RetryCallState) -> bool:
+            exc = state.outcome.exception() if state.outcome else None
+            if isinstance(exc, _Retryable) and exc.kind == "connection" and retry.outage_timeout_s:
+                return state.seconds_since_start >= retry.outage_timeout_s  # unreachable: wait for it, within limits
+            return state.attempt_number >= retry.max_attempts
+
         try:
             async for attempt in AsyncRetrying(
-                stop=stop_after_attempt(retry.max_attempts),
+                stop=give_up,
                 wait=wait_random_exponential(multiplier=retry.initial_backoff_s, max=retry.max_backoff_s),
                 retry=retry_if_exception(lambda e: isinstance(e, _Retryable)),
                 reraise=True,
@@ -252,6 +279,11 @@ class LLMClient:
                     result.attempts += 1
                     await self._once(endpoint, kwargs, result)
         except _Retryable as exc:
+            if exc.kind == "connection" and retry.outage_timeout_s:
+                raise ServerUnavailable(
+                    f"endpoint {endpoint.name!r} unreachable for {time.perf_counter() - started:.0f}s ({exc.reason}); finished records "
+                    "are on disk: start the server (or fix llm.endpoints) and run the same command again to resume"
+                ) from None
             result.error_kind, result.error = exc.kind, f"{exc.reason} (after {result.attempts} attempts)"
         except _Final as exc:
             result.error_kind, result.error = exc.kind, exc.reason
@@ -275,6 +307,8 @@ class LLMClient:
         if response.usage:
             result.prompt_tokens += response.usage.prompt_tokens or 0
             result.completion_tokens += response.usage.completion_tokens or 0
+            details = response.usage.prompt_tokens_details
+            result.cached_tokens += (details.cached_tokens or 0) if details else 0
         if not response.choices:
             raise _Final("empty", "the server returned no choices")
         choice = response.choices[0]
@@ -381,13 +415,17 @@ def parse_structured(result: LLMResult, schema: dict[str, Any]) -> None:
     text = result.content or ""
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, and deep nesting / 4300+ digit integers
         result.ok, result.error_kind, result.raw = False, "parse", text
-        result.error = f"reply is not JSON: {exc.msg} at char {exc.pos}" + (
-            f" (finish_reason={result.finish_reason})" if result.finish_reason == "length" else ""
-        )
+        what = f"{exc.msg} at char {exc.pos}" if isinstance(exc, json.JSONDecodeError) else f"{type(exc).__name__}: {str(exc)[:200]}"
+        result.error = f"reply is not JSON: {what}" + (f" (finish_reason={result.finish_reason})" if result.finish_reason == "length" else "")
         return
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    try:
+        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    except (jsonschema.exceptions.SchemaError, referencing.exceptions.Unresolvable, RecursionError) as exc:  # a schema no validator can use
+        result.ok, result.error_kind, result.raw = False, "schema", text
+        result.error = f"the schema cannot be checked: {type(exc).__name__}: {str(exc)[:200]}"
+        return
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(root)"
         result.ok, result.error_kind, result.raw = False, "schema", text
@@ -399,9 +437,11 @@ def parse_structured(result: LLMResult, schema: dict[str, Any]) -> None:
 def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool) -> dict[str, Any]:
     """JSON Schema of one assistant turn: a text reply, or calls to the given tools."""
     calls = []
-    for tool in tools:
+    defs: dict[str, Any] = {}
+    for i, tool in enumerate(tools):
         fn = tool["function"]
-        params = fn.get("parameters") or {"type": "object", "properties": {}}
+        # nested under anyOf, a tool's own "#/$defs/..." refs must be re-rooted to resolve
+        params = embed_schema(fn.get("parameters") or {"type": "object", "properties": {}}, f"tool{i}", defs)
         calls.append(
             {
                 "type": "object",
@@ -417,14 +457,14 @@ def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool) 
         "additionalProperties": False,
     }
     if require_tool:
-        return tool_branch
+        return {**tool_branch, "$defs": defs} if defs else tool_branch
     reply_branch = {
         "type": "object",
         "properties": {"content": {"type": "string", "minLength": 1}},
         "required": ["content"],
         "additionalProperties": False,
     }
-    return {"anyOf": [reply_branch, tool_branch]}
+    return {"anyOf": [reply_branch, tool_branch], **({"$defs": defs} if defs else {})}
 
 
 def parse_constrained_turn(result: LLMResult, schema: dict[str, Any]) -> None:

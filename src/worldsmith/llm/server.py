@@ -161,7 +161,7 @@ class ModelServer:
                 command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 cwd=self.root, env=env, start_new_session=True,
             )  # fmt: skip
-        state = {"pid": proc.pid, "engine": self.engine, "url": self.url, "model": self.cfg.model,
+        state = {"pid": proc.pid, "engine": self.engine, "url": self.url, "model": self.cfg.model, "model_path": self.cfg.model_path,
                  "log": str(self.log_file), "started_at": time.time()}  # fmt: skip
         self.state_file.write_text(json.dumps(state, indent=2))
         deadline = started + self.cfg.startup_timeout_s
@@ -228,6 +228,10 @@ def embedded_server(cfg: ServerConfig, project_root: Path, data_dir: Path, log=p
     """Yield the embedded server's URL, starting it if nothing answers and stopping what we started."""
     server = ModelServer(cfg, project_root, data_dir)
     if server.healthy():
+        state = server.state()
+        if state and (state.get("model_path"), state.get("engine")) != (cfg.model_path, server.engine):
+            raise ServerError(f"{server.url} serves {state.get('model_path') or 'the packaged model'} ({state.get('engine')}), not "
+                              f"{cfg.model_path or 'the packaged model'} ({server.engine}); stop it first (worldsmith serve --stop)")  # fmt: skip
         log(f"using the model server already answering on {server.url}")
         yield server.url
         return

@@ -5,8 +5,9 @@ replied to) until it writes text; the user speaks again or ends the episode with
 token. Limits end an episode with their own status: max_turns (user messages),
 max_tool_calls, max_tokens (generated tokens of every role together). Failures of the agent
 (`agent_output`) and of the simulators (`tool_sim_failed`, `user_sim_failed`) end it with
-status `error` and the reason. The messages always form a valid OpenAI conversation: every
-assistant `tool_calls` entry has its `tool` reply.
+status `error` and the reason; so does anything that raises inside it (`internal`), so one
+broken episode never ends the stage. The messages always form a valid OpenAI conversation:
+every assistant `tool_calls` entry has its `tool` reply.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from worldsmith.config import RolloutsConfig
 from worldsmith.llm import LLMClient, Prompts, UsageMeter
+from worldsmith.llm.client import ServerUnavailable
 from worldsmith.records import Agent, Task, Trajectory
 from worldsmith.sim.faults import FaultInjector
 from worldsmith.sim.real import RealExecutor
@@ -43,6 +45,18 @@ class Episode:
 class _End(Exception):
     def __init__(self, status: str, reason: str, raw: str | None = None):
         self.status, self.reason, self.raw = status, reason, raw
+
+
+def _drop_unanswered(messages: list[dict[str, Any]]) -> None:
+    """Cut a half-answered agent step (tool calls without all their replies) off the end."""
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if m["role"] == "assistant" and m.get("tool_calls"):
+            if len(messages) - 1 - i < len(m["tool_calls"]):
+                del messages[i:]
+            return
+        if m["role"] != "tool":
+            return
 
 
 async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: RolloutsConfig, real: RealExecutor | None = None) -> Trajectory:
@@ -131,6 +145,11 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
             await user_speaks()
     except _End as end:
         status, reason, raw = end.status, end.reason, end.raw
+    except ServerUnavailable:  # not the episode's fault: the run stops and this episode is played again on resume
+        raise
+    except Exception as exc:  # a bug or a client that raised: this episode is an error, the stage goes on
+        _drop_unanswered(messages)
+        status, reason = "error", f"internal: {type(exc).__name__}: {str(exc)[:300]}"
 
     snapshot = usage.snapshot()
     return Trajectory(

@@ -172,7 +172,7 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
     result.peak_rss_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     result.model_dir = save_model(model, tokenizer, out / "model")
     (out / "train.json").write_text(json.dumps({**{k: v for k, v in result.__dict__.items() if k != "model_dir"}, "model_dir": str(result.model_dir),
-                                                "config": cfg.model_dump()}, indent=1))  # fmt: skip
+                                                "dataset": str(Path(dataset).resolve()), "config": cfg.model_dump()}, indent=1))  # fmt: skip
     return result
 
 

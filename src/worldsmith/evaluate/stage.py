@@ -1,0 +1,225 @@
+"""`worldsmith eval`: held-out tasks, each model as the agent policy, pass rate / pass^k / tool-call validity."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from math import comb
+from pathlib import Path
+from typing import Any
+
+from worldsmith.config import PipelineConfig, validate_config
+from worldsmith.records import Agent, ModelEval, Task, ToolSpec, Trajectory, Verdict, content_id
+from worldsmith.store import RunStore
+
+INVALID_CALLS = ("unknown_tool", "invalid_arguments")
+
+
+@dataclass(frozen=True)
+class EvalModel:
+    label: str  # base | finetuned | any name
+    path: str | None  # an HF folder or GGUF file; None: the packaged SmolLM2
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """tau-bench's pass^k for one task: the chance that k of its n samples, drawn without
+    replacement, all pass, given c of them passed."""
+    return comb(c, k) / comb(n, k) if n >= k else 0.0
+
+
+def trained_agents(dataset: Path | None) -> set[str]:
+    """Agents with an example in the dataset's training split (the model saw them)."""
+    path = dataset / "jsonl" / "train.jsonl" if dataset else None
+    if path is None or not path.exists():
+        return set()
+    return {json.loads(line)["metadata"]["agent_id"] for line in path.read_text().splitlines() if line.strip()}
+
+
+def held_out_tasks(store: RunStore, dataset: Path | None, max_tasks: int = 0) -> list[Task]:
+    trained = trained_agents(dataset)
+    tasks = sorted((t for t in store.read(Task) if t.agent_id not in trained), key=lambda t: t.task_id)
+    return tasks[:max_tasks] if max_tasks else tasks
+
+
+def model_scores(store: RunStore, model: EvalModel, engine: str, samples: int) -> ModelEval:
+    """The figures of one finished eval run."""
+    trajs = store.read(Trajectory)
+    verdicts = {v.trajectory_id: v for v in store.read(Verdict)}
+    by_task: dict[str, list[bool]] = {}
+    for t in trajs:
+        v = verdicts.get(t.trajectory_id)
+        by_task.setdefault(t.task_id, []).append(bool(v and v.passed))
+    passed = sum(sum(p) for p in by_task.values())
+    pass_hat = {}
+    for k in range(1, samples + 1):
+        per_task = [pass_hat_k(len(p), sum(p), k) for p in by_task.values() if len(p) >= k]
+        if per_task:
+            pass_hat[str(k)] = round(sum(per_task) / len(per_task), 4)
+    calls = [c for t in trajs for c in t.calls]
+    unparsed = sum(t.status == "error" and (t.reason or "").startswith("agent_output") for t in trajs)  # a call or reply that never parsed
+    attempted = len(calls) + unparsed
+    valid = sum(c.get("executor") not in INVALID_CALLS for c in calls)
+    reasons = Counter(r for v in verdicts.values() for r in v.reasons)
+    return ModelEval(
+        eval_run_id=store.run_id, label=model.label, model_path=model.path or "", engine=engine, tasks=len(by_task), samples_per_task=samples,
+        trajectories=len(trajs), passed=passed, pass_rate=round(passed / len(trajs), 4) if trajs else None, pass_hat=pass_hat,
+        tool_calls=attempted, valid_tool_calls=valid, tool_call_validity=round(valid / attempted, 4) if attempted else None,
+        statuses=dict(Counter(t.status for t in trajs)), reasons=dict(reasons.most_common(12)),
+        generated_tokens=sum(t.usage.get("agent", {}).get("completion_tokens", 0) for t in trajs),
+    )  # fmt: skip
+
+
+def eval_config(cfg: PipelineConfig, model: EvalModel) -> PipelineConfig:
+    """The run's config with `model` served as the agent policy and eval's sample count."""
+    raw = cfg.resolved()
+    raw["llm"]["policy"] = {"enabled": True, "model_path": model.path, "engine": cfg.eval.engine, "model": "policy", "port": cfg.eval.port}
+    raw["rollouts"]["samples_per_task"] = cfg.eval.samples_per_task
+    return validate_config(raw, "eval config")
+
+
+def _weights_stamp(path: str | None) -> str:
+    """Changes when the model is retrained into the same folder, so its eval run is new."""
+    if not path:
+        return ""
+    p = Path(path)
+    files = sorted(p.glob("*.safetensors")) if p.is_dir() else [p]
+    return ",".join(f"{f.name}:{f.stat().st_mtime_ns}:{f.stat().st_size}" for f in files if f.exists())
+
+
+def eval_run_id(source_run: str, model: EvalModel, ecfg: PipelineConfig) -> str:
+    return f"{source_run}-eval-{model.label}-" + content_id(str(Path(model.path).resolve()) if model.path else "", _weights_stamp(model.path), ecfg.config_hash())[:8]
+
+
+def check_servable(model: EvalModel, engine: str) -> None:
+    if model.path is None:
+        return
+    p = Path(model.path)
+    if not p.exists():
+        raise ValueError(f"--model {model.path}: no such folder or file (a `make finetune` output is data/models/<name>/model)")
+    if engine == "llamacpp" and p.is_dir():
+        raise ValueError(f"{model.path} is an HF folder; llama.cpp serves GGUF files: set eval.engine=vllm (its CPU build: make setup-vllm)")
+    if p.is_dir() and not (p / "config.json").exists():
+        raise ValueError(f"{model.path} has no config.json: not an HF model folder")
+
+
+def _seed_store(store: RunStore, source: RunStore, tasks: list[Task]) -> None:
+    """The eval run gets the held-out tasks with their agents and tools (once)."""
+    agent_ids = {t.agent_id for t in tasks}
+    agents = [a for a in source.read(Agent) if a.agent_id in agent_ids]
+    tool_ids = {tid for a in agents for tid in a.tool_ids}
+    for records in ([t for t in source.read(ToolSpec) if t.tool_id in tool_ids], agents, tasks):
+        if records:
+            have = store.existing_ids(type(records[0]))
+            new = [r for r in records if r.record_id not in have]
+            if new:
+                store.append(new)
+
+
+def model_dataset(model_path: str | None) -> Path | None:
+    """The dataset a `make finetune` model learned from (its train.json says), if known."""
+    info = Path(model_path).parent / "train.json" if model_path else None
+    if info and info.exists():
+        dataset = json.loads(info.read_text()).get("dataset")
+        return Path(dataset) if dataset else None
+    return None
+
+
+def evaluate_models(cfg: PipelineConfig, root: Path, models: list[EvalModel], run_id: str | None = None, dataset: Path | None = None,
+                    log: Callable[[str], Any] = print) -> tuple[list[ModelEval], Path]:  # fmt: skip
+    """Run every model on the run's held-out tasks; returns their figures and the eval report's path."""
+    from worldsmith import pipeline
+    from worldsmith.store import refresh_catalog
+
+    source_run = run_id or pipeline.default_run_id(cfg)
+    data = pipeline.data_dir(cfg, root)
+    source = RunStore(data, source_run)
+    for m in models:
+        check_servable(m, cfg.eval.engine)
+    tasks = held_out_tasks(source, dataset, cfg.eval.max_tasks)
+    if not tasks:
+        raise ValueError(f"run {source_run} has no held-out tasks (agents without training examples in {dataset}): run `make synth` with more agents")
+    log(f"eval: {len(tasks)} held-out task(s) of {len({t.agent_id for t in tasks})} agent(s) from run {source_run}, "
+        f"{cfg.eval.samples_per_task} sample(s) each, models: {', '.join(m.label for m in models)}")  # fmt: skip
+    results = []
+    for m in models:
+        ecfg = eval_config(cfg, m)
+        eid = eval_run_id(source_run, m, ecfg)
+        store = RunStore(data, eid)
+        _seed_store(store, source, tasks)
+        log(f"eval [{m.label}] {m.path or 'the packaged SmolLM2'} on {cfg.eval.engine} -> run {eid}")
+        pipeline.synth(ecfg, root, run_id=eid, stages=["rollouts", "judge"], log=log)
+        scores = model_scores(store, m, cfg.eval.engine, cfg.eval.samples_per_task)
+        if eid not in source.existing_ids(ModelEval):  # a finished eval run re-scored gives the same figures
+            source.append([scores])
+        results.append(scores)
+    refresh_catalog(data, root)
+    out = source.root / "eval.html"
+    write_eval_report(source_run, results, out)
+    return results, out
+
+
+ROWS = [("tasks", "held-out tasks"), ("trajectories", "episodes"), ("passed", "kept by the judge"), ("pass_rate", "pass rate"),
+        ("tool_calls", "tool calls attempted"), ("tool_call_validity", "tool-call validity"), ("generated_tokens", "agent tokens")]  # fmt: skip
+
+
+def comparison_rows(results: list[ModelEval]) -> list[tuple[str, list[str]]]:
+    """Metric rows with one column per model (pass^k rows included), as text."""
+
+    def show(v: Any) -> str:
+        return "n/a" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
+
+    ks = sorted({int(k) for r in results for k in r.pass_hat})
+    rows = [(title, [show(getattr(r, key)) for r in results]) for key, title in ROWS]
+    rows[4:4] = [(f"pass^{k}", [show(r.pass_hat.get(str(k))) for r in results]) for k in ks]
+    rows.append(("statuses", [", ".join(f"{s} {n}" for s, n in sorted(r.statuses.items())) for r in results]))
+    rows.append(("top drop reasons", [", ".join(f"{s} {n}" for s, n in list(r.reasons.items())[:4]) or "-" for r in results]))
+    return rows
+
+
+def write_eval_report(source_run: str, results: list[ModelEval], out: Path) -> Path:
+    """Models side by side: a table and a grouped bar plot of the rates."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from worldsmith.export.report import _svg
+
+    metrics = ["pass_rate", *[f"pass^{k}" for k in sorted({int(k) for r in results for k in r.pass_hat})], "tool_call_validity"]
+
+    def value(r: ModelEval, m: str) -> float:
+        v = r.pass_hat.get(m.split("^")[1]) if m.startswith("pass^") else getattr(r, m)
+        return v or 0.0
+
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    width = 0.8 / max(len(results), 1)
+    for i, r in enumerate(results):
+        xs = [j + i * width for j in range(len(metrics))]
+        ax.bar(xs, [value(r, m) for m in metrics], width, label=f"{r.label}")
+    ax.set_xticks([j + width * (len(results) - 1) / 2 for j in range(len(metrics))], metrics)
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("share")
+    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title("held-out tasks: models side by side", loc="left", fontsize=11)
+    head = "".join(f"<th>{html.escape(r.label)}<br><small>{html.escape(r.model_path or 'packaged SmolLM2')}</small></th>" for r in results)
+    body = "".join(f"<tr><th>{html.escape(t)}</th>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>" for t, cells in comparison_rows(results))
+    page = f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>worldsmith eval: {html.escape(source_run)}</title>
+<style>body{{font-family:system-ui,sans-serif;margin:2rem;color:#222}} table{{border-collapse:collapse}}
+th,td{{text-align:left;padding:.2rem .8rem;border-bottom:1px solid #eee;vertical-align:top}} svg{{max-width:100%;height:auto}}</style></head>
+<body><h1>Evaluation on the held-out tasks of <code>{html.escape(source_run)}</code></h1>
+<p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M UTC}. Same tasks, seeds, simulators and judge for every model; pass^k is
+tau-bench's (all k samples of a task pass). Episodes: <code>worldsmith query "SELECT * FROM trajectories WHERE run_id = '&lt;eval run&gt;'"</code>;
+figures: <code>SELECT * FROM evals</code>.</p>
+<table id="comparison"><tr><th></th>{head}</tr>{body}</table>
+<figure class="plot" id="plot-comparison">{_svg(fig)}</figure></body></html>
+"""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".html.tmp")
+    tmp.write_text(page)
+    tmp.replace(out)
+    return out

@@ -1,0 +1,183 @@
+"""`worldsmith eval` and the agent policy served apart (llm.policy): the figures (pass^k,
+tool-call validity), which tasks are held out, how the agent role is routed, and end to end:
+`worldsmith finetune` on SmolLM2 writes a folder that vLLM serves as the agent policy for the
+held-out tasks, beside the base model, with the simulators on the embedded llama.cpp server."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import httpx
+import pytest
+import yaml
+
+from conftest import free_port, llm_config
+from test_export import world
+from test_rollouts import ScriptedClient, episode, run, user_says
+from worldsmith.config import ConfigError, ExportConfig, JudgeConfig, validate_config
+from worldsmith.evaluate import EvalModel, held_out_tasks, model_scores, pass_hat_k
+from worldsmith.evaluate.stage import check_servable, eval_config, eval_run_id, write_eval_report
+from worldsmith.export.sft import build_examples, write_export
+from worldsmith.judge.stage import decide
+from worldsmith.llm.client import LLMClient, LLMResult
+from worldsmith.records import ModelEval, Trajectory
+from worldsmith.store import RunStore
+from worlds import cancel_task, order_agent, order_tools
+
+
+@pytest.mark.parametrize("n, c, k, expected", [(4, 2, 1, 0.5), (4, 2, 2, 1 / 6), (4, 4, 4, 1.0), (4, 1, 2, 0.0), (2, 2, 3, 0.0)])
+def test_pass_hat_k_is_tau_benchs(n, c, k, expected):
+    assert pass_hat_k(n, c, k) == pytest.approx(expected)
+
+
+def test_held_out_tasks_are_those_of_agents_without_training_examples(tmp_path):
+    trajs, tasks, agents, verdicts = world(4, 1)
+    examples, _ = build_examples("src", ExportConfig(validation_fraction=0.3), trajs, verdicts, tasks, agents)
+    write_export(examples, tmp_path / "export", "card")
+    trained = {e.metadata["agent_id"] for e in examples if e.split == "train"}
+    store = RunStore(tmp_path / "data", "src")
+    store.append(list(tasks.values()) + [cancel_task(task_id="tsk_new")])  # agt_orders: never in the dataset
+    held = held_out_tasks(store, tmp_path / "export")
+    assert {t.agent_id for t in held} == ({a for a in agents} - trained) | {"agt_orders"}
+    assert "tsk_new" in {t.task_id for t in held} and not {t.agent_id for t in held} & trained
+    assert len(held_out_tasks(store, tmp_path / "export", max_tasks=1)) == 1
+    assert len(held_out_tasks(store, None)) == 5  # no dataset: every task is held out
+
+
+def test_model_scores_count_passes_per_task_and_invalid_calls(tmp_path):
+    sim = [{"result": {"status": "cancelled"}, "patch": [{"op": "replace", "path": "/orders/0/status", "value": "cancelled"}]}]
+    good = ScriptedClient(user_sim=user_says(("Cancel o-1001.", "continue"), ("Thanks.", "stop")),
+                          agent=[[("cancel_order", {"order_id": "o-1001"})], "Order o-1001 is cancelled."], tool_sim=sim)  # fmt: skip
+    bad_args = ScriptedClient(user_sim=user_says(("Cancel o-1001.", "continue"), ("Thanks.", "stop")),
+                              agent=[[("cancel_order", {"id": 5})], "Done."])  # fmt: skip
+    broken = ScriptedClient(user_sim=user_says(("Cancel o-1001.", "continue")),
+                            agent=[LLMResult(ok=False, role="agent", model="m", endpoint="e", error_kind="parse", error="not JSON", raw="{oops")])  # fmt: skip
+    store = RunStore(tmp_path, "ev")
+    trajs = []
+    for i, client in enumerate([good, bad_args, broken]):
+        ep = dataclasses.replace(episode(sample=i), trajectory_id=f"trj_{i}")
+        trajs.append(run(ep, client))
+    store.append(trajs)
+    store.append([decide(JudgeConfig(critic=False), cancel_task(), t, None) for t in trajs])
+    s = model_scores(store, EvalModel("m", None), "vllm", 3)
+    assert (s.trajectories, s.tasks, s.passed) == (3, 1, 1)
+    assert s.pass_rate == pytest.approx(1 / 3, abs=1e-3) and s.pass_hat == {"1": pytest.approx(1 / 3, abs=1e-3), "2": 0.0, "3": 0.0}
+    # two calls made (one valid, one with invalid arguments) and one agent output that never parsed
+    assert (s.tool_calls, s.valid_tool_calls, s.tool_call_validity) == (3, 1, pytest.approx(1 / 3, abs=1e-3))
+    assert s.statuses["error"] == 1 and any(r.startswith("status:error") for r in s.reasons)
+
+
+def test_the_agent_role_talks_to_the_policy_server_the_others_stay():
+    cfg = llm_config("http://sims:1/v1").model_copy(update={"policy": validate_config({"llm": {"policy": {"enabled": True}}}).llm.policy})
+    client = LLMClient(cfg, policy_url="http://policy:2/v1")
+    assert client.role("agent").endpoint == "policy" and client.model_for("agent") == "policy"
+    assert client.endpoints["policy"].replicas[0].url == "http://policy:2/v1"
+    assert client.role("user_sim").endpoint == "local" and client.model_for("critic") == "smollm2-135m"
+    assert client.role("agent").temperature == cfg.roles.agent.temperature  # its sampling settings stay
+    with pytest.raises(ValueError, match="no policy server"):
+        LLMClient(cfg)
+    with pytest.raises(ConfigError, match="llm.policy.port"):
+        validate_config({"llm": {"policy": {"enabled": True, "port": 8010}}})
+
+
+def test_eval_config_and_run_ids(tmp_path):
+    cfg = validate_config({"eval": {"samples_per_task": 3, "port": 9123}})
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    (folder / "model.safetensors").write_bytes(b"1")
+    m = EvalModel("finetuned", str(folder))
+    ecfg = eval_config(cfg, m)
+    assert ecfg.llm.policy.enabled and ecfg.llm.policy.model_path == str(folder) and ecfg.llm.policy.port == 9123
+    assert ecfg.rollouts.samples_per_task == 3 and cfg.rollouts.samples_per_task == 2
+    first = eval_run_id("src", m, ecfg)
+    assert first.startswith("src-eval-finetuned-") and first == eval_run_id("src", m, ecfg)
+    os.utime(folder / "model.safetensors", ns=(1, 1))  # retrained into the same folder: a new eval run
+    assert eval_run_id("src", m, ecfg) != first
+    with pytest.raises(ValueError, match="llama.cpp serves GGUF"):
+        check_servable(m, "llamacpp")
+    with pytest.raises(ValueError, match="no such folder"):
+        check_servable(EvalModel("x", str(tmp_path / "nope")), "vllm")
+
+
+def test_finetune_and_eval_sections_do_not_change_the_run_id():
+    a = validate_config({})
+    assert validate_config({"finetune": {"max_steps": 1}, "eval": {"samples_per_task": 1}}).config_hash() == a.config_hash()
+    assert validate_config({"llm": {"policy": {"enabled": True}}}).config_hash() != a.config_hash()
+
+
+def test_the_eval_report_shows_models_side_by_side(tmp_path):
+    rows = [ModelEval(eval_run_id=f"r{i}", label=label, model_path=p, engine="vllm", tasks=2, samples_per_task=2, trajectories=4, passed=i,
+                      pass_rate=i / 4, pass_hat={"1": i / 4, "2": i / 8}, tool_calls=5, valid_tool_calls=4 + i, tool_call_validity=(4 + i) / 5)
+            for i, (label, p) in enumerate([("base", ""), ("finetuned", "data/models/x/model")])]  # fmt: skip
+    out = write_eval_report("src", rows, tmp_path / "eval.html")
+    page = out.read_text()
+    assert "<svg" in page and "pass^2" in page and "data/models/x/model" in page and "packaged SmolLM2" in page
+    assert ">0.250<" in page and ">1.000<" in page  # finetuned pass rate, finetuned validity
+
+
+# ------------------------------------------------------------------ end to end, real engines
+
+
+@pytest.mark.engine
+@pytest.mark.vllm
+@pytest.mark.slow
+def test_finetune_then_eval_serves_the_new_model_with_vllm(tmp_path, project_root):
+    """`worldsmith finetune` (1 step on SmolLM2) then `worldsmith eval`: the base and the
+    fine-tuned folder each served by vLLM as the agent policy on the held-out task, the
+    simulators and critic on llama.cpp; figures per model in the `evals` view and the report."""
+    data = tmp_path / "data"
+    source = RunStore(data, "src")
+    tools = order_tools()
+    source.append(tools)
+    source.append([order_agent(tools)])
+    source.append([cancel_task()])
+    trajs, tasks, agents, verdicts = world(3, 1)
+    examples, _ = build_examples("src", ExportConfig(validation_fraction=0.0), trajs, verdicts, tasks, agents)
+    write_export(examples, data / "exports" / "src", "card")
+
+    cfg = yaml.safe_load((project_root / "pipeline.yaml").read_text())
+    cfg["run"].update(data_dir=str(data), prompts_dir=str(project_root / "prompts"))
+    for key in ("snapshot_dir", "servers_file", "taxonomy_file"):
+        cfg["tools"][key] = str(project_root / cfg["tools"][key])
+    cfg["llm"]["server"].update(port=free_port(), parallel=4, ctx_size=8192, vllm_python=str(project_root / ".venv-vllm" / "bin" / "python"))
+    cfg["rollouts"].update(max_turns=2, max_tool_calls=2, max_tokens=1500, real_execution={"enabled": False}, faults={"enabled": False})
+    cfg["export"]["out_dir"] = str(data / "exports")
+    cfg["finetune"].update(out_dir=str(data / "models"), name="ft", max_steps=1, batch_size=1, max_length=1024, eval_every=1, save_every=1)
+    cfg["eval"].update(samples_per_task=2, port=free_port())
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+
+    def cli(*args: str, timeout: int) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "worldsmith.cli", *args, "-c", str(config)], capture_output=True, text=True, env=env, timeout=timeout)
+
+    ft = cli("finetune", "--run-id", "src", timeout=600)
+    assert ft.returncode == 0, ft.stderr[-3000:]
+    model = data / "models" / "ft" / "model"
+    assert (model / "model.safetensors").exists() and json.loads((model.parent / "train.json").read_text())["dataset"].endswith("exports/src")
+
+    ev = cli("eval", "--run-id", "src", "--model", str(model), timeout=1500)
+    assert ev.returncode == 0, ev.stdout[-3000:] + ev.stderr[-4000:]
+    assert "base" in ev.stdout and "finetuned" in ev.stdout and "pass^2" in ev.stdout and "1 held-out task(s)" in ev.stderr
+
+    evals = {e.label: e for e in source.read(ModelEval)}
+    assert set(evals) == {"base", "finetuned"} and evals["finetuned"].model_path == str(model)
+    for e in evals.values():
+        assert e.trajectories == 2 and e.tasks == 1 and set(e.pass_hat) == {"1", "2"}
+        run_trajs = RunStore(data, e.eval_run_id).read(Trajectory)
+        assert {t.task_id for t in run_trajs} == {"tsk_cancel"} and all(t.model == "policy" for t in run_trajs)
+        # the agent's calls went to the policy server and were answered (or the failure recorded)
+        assert sum(t.usage.get("agent", {}).get("calls", 0) for t in run_trajs) >= 2
+    assert evals["base"].eval_run_id != evals["finetuned"].eval_run_id
+    # the fine-tuned folder is what vLLM served: its own log names it
+    logs = "".join(p.read_text(errors="replace") for p in (data / "logs").glob("server-vllm-*.log"))
+    assert f"--model {model}" in logs
+    assert (data / "runs" / "src" / "eval.html").read_text().count("<svg") == 1
+    # nothing is left serving on the policy port
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"http://127.0.0.1:{cfg['eval']['port']}/health", timeout=2)
