@@ -211,3 +211,110 @@ def test_the_report_renders_in_headless_chromium(report, tmp_path):
         page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
         browser.close()
     assert (tmp_path / "report.png").stat().st_size > 20_000
+
+
+# ------------------------------------------------------------------ the export stage, streamed
+
+
+@pytest.fixture
+def stored(tmp_path):
+    """A run store holding world(6, 2) over several shards (not in id order), an exact twin, a
+    failed verdict and a trajectory never judged; and a context whose export caps per domain
+    (so the order examples are decided in matters)."""
+    from worldsmith.config import validate_config
+    from worldsmith.context import RunContext
+    from worldsmith.llm import Prompts
+    from worldsmith.store import RunStore
+
+    trajs, tasks, agents, verdicts = world(6, 2)
+    trajs.append(trajs[0].model_copy(update={"trajectory_id": "trj_twin"}))
+    verdicts.append(verdicts[0].model_copy(update={"trajectory_id": "trj_twin"}))
+    verdicts[3] = verdicts[3].model_copy(update={"passed": False, "reasons": ["criterion:state:c2"]})
+    trajs.append(trajs[1].model_copy(update={"trajectory_id": "trj_unjudged"}))
+    store = RunStore(tmp_path / "data", "exp")
+    store.append(order_tools())
+    store.append(list(agents.values()))
+    store.append(list(tasks.values()))
+    for part in (trajs[7:], trajs[:3], trajs[3:7]):
+        store.append(part[::-1])
+    store.append(verdicts[5:])
+    store.append(verdicts[:5])
+    cfg = validate_config({"export": {"validation_fraction": 0.3, "max_per_domain": 5}})
+    return RunContext(cfg=cfg, root=tmp_path, run_id="exp", store=store, prompts=Prompts(ROOT / "prompts"))
+
+
+def folder_bytes(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_the_streamed_export_writes_what_the_in_memory_functions_write(stored, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from worldsmith.export.sft import SCHEMA, _row
+    from worldsmith.export.stage import export_dir, run_export
+    from worldsmith.records import Agent, Task, ToolSpec, Trajectory, Verdict
+
+    ctx = stored
+    counts = run_export(ctx, batch_rows=2, bucket_rows=5)  # sorted in three buckets
+    # the export as it was before streaming: every record read at once
+    store, cfg = ctx.store, ctx.cfg.export
+    trajectories, verdicts = store.read(Trajectory), store.read(Verdict)
+    tasks, agents = {t.task_id: t for t in store.read(Task)}, {a.agent_id: a for a in store.read(Agent)}
+    tools = {t.tool_id: t for t in store.read(ToolSpec)}
+    examples, dropped = build_examples("exp", cfg, trajectories, verdicts, tasks, agents)
+    funnel = {"tools": len(tools), "agents": len(agents), "tasks": len(tasks), "trajectories": len(trajectories),
+              "passed": sum(v.passed for v in verdicts), "exported": len(examples)}  # fmt: skip
+    roles = ctx.cfg.llm.roles
+    models = {r: getattr(roles, r).model or ctx.cfg.llm.endpoints[getattr(roles, r).endpoint].model for r in ("agent", "user_sim", "tool_sim", "critic")}
+    card = dataset_card("exp", examples, funnel, dropped, ctx.cfg.judge.model_dump(exclude={"enabled", "concurrency"}), tools, cfg.licence_note, models)
+    write_export(examples, tmp_path / "reference", card)
+
+    assert dropped == Counter({"exact_duplicate": 1, "cap_per_domain": 1}) and len(examples) == 10
+    splits = Counter(e.split for e in examples)
+    assert counts == {"examples": 10, "train": splits["train"], "validation": splits["validation"], "dropped:cap_per_domain": 1,
+                      "dropped:exact_duplicate": 1, "folder": str(export_dir(ctx))}  # fmt: skip
+    assert folder_bytes(export_dir(ctx)) == folder_bytes(tmp_path / "reference")
+    assert {p.name for p in export_dir(ctx).parent.iterdir()} == {"exp"}  # no temporary or spill folder left
+    stored_examples = {e.example_id: e for e in store.read(SFTExample)}
+    assert len(store.shards("sft")) > 1 and sorted(stored_examples) == sorted(e.example_id for e in examples)
+    assert all(stored_examples[e.example_id].model_dump(exclude={"created_at"}) == e.model_dump(exclude={"created_at"}) for e in examples)
+    # under one row group of examples, the Parquet file is byte for byte what pq.write_table of the whole split makes
+    train = [_row(e) for e in examples if e.split == "train"]
+    pq.write_table(pa.Table.from_pylist(train, schema=SCHEMA), tmp_path / "whole.parquet", compression="zstd")
+    assert (tmp_path / "whole.parquet").read_bytes() == (export_dir(ctx) / "data" / "train.parquet").read_bytes()
+
+
+def test_the_batch_size_does_not_change_the_files(stored, monkeypatch):
+    import pyarrow.parquet as pq
+
+    from worldsmith.export import sft
+    from worldsmith.export.stage import export_dir, run_export
+
+    monkeypatch.setattr(sft, "ROW_GROUP_ROWS", 3)  # several row groups, which must not follow the read batches
+    results = []
+    for batch_rows, bucket_rows in ((1, 1), (4, 3), (2, 7), (10_000, 10_000)):
+        counts = run_export(stored, batch_rows=batch_rows, bucket_rows=bucket_rows)
+        results.append((counts, folder_bytes(export_dir(stored))))
+    assert all(r == results[0] for r in results)
+    assert pq.ParquetFile(export_dir(stored) / "data" / "train.parquet").metadata.num_row_groups > 1
+
+
+def test_a_failed_export_leaves_the_previous_one(stored, monkeypatch):
+    from worldsmith.export.sft import ExampleBuilder
+    from worldsmith.export.stage import export_dir, run_export
+
+    run_export(stored)
+    before = folder_bytes(export_dir(stored))
+    original = ExampleBuilder.add
+
+    def add_then_fail(self, traj, *args):
+        if traj.trajectory_id == "trj_3_0":
+            raise RuntimeError("disk full")
+        return original(self, traj, *args)
+
+    monkeypatch.setattr(ExampleBuilder, "add", add_then_fail)
+    with pytest.raises(RuntimeError, match="disk full"):
+        run_export(stored, batch_rows=2, bucket_rows=4)
+    assert folder_bytes(export_dir(stored)) == before
+    assert {p.name for p in export_dir(stored).parent.iterdir()} == {"exp"}

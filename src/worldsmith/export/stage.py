@@ -1,36 +1,135 @@
-"""The export stage: kept trajectories -> SFT records in the store and the dataset folder."""
+"""The export stage: kept trajectories -> SFT records in the store and the dataset folder.
+
+Streamed, so memory does not grow with the run. DuckDB joins the kept trajectories (only the
+columns the export uses) with their verdict, task and agent, and hands them over in batches;
+examples are decided in trajectory_id order, so they are sorted first, a bucket at a time:
+one pass splits them by id range into spill files, then each bucket is sorted in memory.
+(DuckDB's own ORDER BY holds long text in memory: 110k trajectories of ~3 kB ran out of a
+256 MB limit.) Each batch becomes examples, appended to the store and written to the
+folder; what stays in memory across batches is per example a digest and a MinHash.
+"""
 
 from __future__ import annotations
 
-from collections import Counter
+import bisect
+import json
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from worldsmith.context import RunContext
-from worldsmith.export.sft import build_examples, dataset_card, write_export
-from worldsmith.records import Agent, SFTExample, Task, ToolSpec, Trajectory, Verdict
+from worldsmith.export.sft import AgentInfo, ExampleBuilder, ExportWriter, TaskInfo, ToolInfo, dataset_card, validation_agents
+from worldsmith.records import Agent, Record, Task, ToolSpec, Trajectory, Verdict
+from worldsmith.store import RunStore
+
+BATCH_ROWS = 1000  # kept trajectories turned into examples at a time
+BUCKET_ROWS = 10_000  # kept trajectories sorted in memory at once (about: bucket bounds come from a sample) ...
+MAX_BUCKETS = 500  # ... unless that needs more spill files open at once than this
+DUCKDB_MEMORY_LIMIT = "128MB"  # its hash joins spill to disk beyond this
+
+# The Trajectory fields the export reads: world states, usage and raw output stay on disk.
+TRAJECTORY_COLUMNS = ("trajectory_id", "task_id", "agent_id", "sample", "seed", "model", "messages", "tools", "calls", "faults")
+KEPT_FROM = "FROM trajectories t JOIN verdicts v ON v.trajectory_id = t.trajectory_id AND v.passed"
+KEPT = f"""
+    SELECT {", ".join("t." + c for c in TRAJECTORY_COLUMNS)}, v.critic_score,
+           k.task_id IS NOT NULL AS has_task, k.difficulty, a.agent_id IS NOT NULL AS has_agent, a.domain, a.tool_ids
+    {KEPT_FROM} LEFT JOIN tasks k ON k.task_id = t.task_id LEFT JOIN agents a ON a.agent_id = t.agent_id"""
+KEPT_AGENTS = f"SELECT DISTINCT t.agent_id {KEPT_FROM}"
+KEPT_COUNT = f"SELECT count(*) {KEPT_FROM}"
+# bucket bounds from a sample of the kept ids (a sort of every id would grow with the run); exact when the sample holds them all
+BUCKET_SAMPLE = f"SELECT t.trajectory_id {KEPT_FROM} USING SAMPLE reservoir({{rows}} ROWS) REPEATABLE (1)"
+SAMPLE_PER_BUCKET = 100
+COUNTS = """SELECT (SELECT count(DISTINCT agent_id) FROM agents), (SELECT count(DISTINCT task_id) FROM tasks),
+                   (SELECT count(*) FROM trajectories), (SELECT count(*) FILTER (WHERE passed) FROM verdicts)"""
 
 
 def export_dir(ctx: RunContext) -> Path:
     return ctx.path(ctx.cfg.export.out_dir) / ctx.run_id
 
 
-def run_export(ctx: RunContext) -> dict[str, Any]:
+def _view(con: duckdb.DuckDBPyConnection, store: RunStore, record_type: type[Record]) -> None:
+    """The stage's shards as a view named after it (an empty table of its schema when it has none)."""
+    if store.shards(record_type.stage):
+        pattern = str(store.stage_dir(record_type.stage) / "part-*.parquet").replace("'", "''")
+        con.execute(f"CREATE VIEW {record_type.stage} AS SELECT * FROM read_parquet('{pattern}', union_by_name=true)")
+    else:
+        con.register(record_type.stage, record_type.arrow_schema().empty_table())
+
+
+def spill_kept(con: duckdb.DuckDBPyConnection, spill: Path, batch_rows: int, bucket_rows: int) -> list[Path]:
+    """Pass one: the rows of KEPT split by trajectory_id range into bucket files (Arrow IPC streams), listed in id order."""
+    n_buckets = min(MAX_BUCKETS, -(-con.execute(KEPT_COUNT).fetchall()[0][0] // bucket_rows))
+    starts: list[str] = []  # the first id of every bucket but the first
+    if n_buckets > 1:
+        sample = sorted(i for (i,) in con.execute(BUCKET_SAMPLE.format(rows=SAMPLE_PER_BUCKET * n_buckets)).fetchall())
+        starts = sorted({sample[len(sample) * k // n_buckets] for k in range(1, n_buckets)})
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    writers: dict[int, pa.ipc.RecordBatchStreamWriter] = {}
+    try:
+        for batch in con.sql(KEPT).to_arrow_reader(batch_rows):
+            bucket = pa.array([bisect.bisect_right(starts, i) for i in batch.column("trajectory_id").to_pylist()])
+            for b in pc.unique(bucket).to_pylist():
+                if b not in writers:
+                    writers[b] = pa.ipc.new_stream(str(spill / f"bucket-{b:06d}.arrows"), batch.schema, options=options)
+                writers[b].write_batch(batch.filter(pc.equal(bucket, b)))
+    finally:
+        for writer in writers.values():
+            writer.close()
+    return [spill / f"bucket-{b:06d}.arrows" for b in sorted(writers)]
+
+
+def read_sorted(buckets: list[Path], batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """Pass two: the buckets' rows in trajectory_id order, in batches; one bucket in memory at a time."""
+    for path in buckets:
+        with pa.ipc.open_stream(str(path)) as reader:
+            bucket = reader.read_all()
+        path.unlink()
+        order = pc.sort_indices(bucket, sort_keys=[("trajectory_id", "ascending")])
+        for i in range(0, len(order), batch_rows):  # taken a batch at a time: no sorted copy of the whole bucket
+            yield from bucket.take(order[i : i + batch_rows]).to_batches()
+
+
+def _trajectory(row: dict[str, Any]) -> Trajectory:
+    # The store validated these rows when it wrote them; model_construct leaves out the fields the export does not read.
+    return Trajectory.model_construct(**{c: json.loads(row[c]) if c in Trajectory.json_fields else row[c] for c in TRAJECTORY_COLUMNS})
+
+
+def run_export(ctx: RunContext, batch_rows: int = BATCH_ROWS, bucket_rows: int = BUCKET_ROWS) -> dict[str, Any]:
     cfg = ctx.cfg.export
-    trajectories = ctx.store.read(Trajectory)
-    verdicts = ctx.store.read(Verdict)
-    tasks = {t.task_id: t for t in ctx.store.read(Task)}
-    agents = {a.agent_id: a for a in ctx.store.read(Agent)}
-    tools = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
-    examples, dropped = build_examples(ctx.run_id, cfg, trajectories, verdicts, tasks, agents)
-    if examples:
-        ctx.store.append(examples)
-    funnel = {"tools": len(tools), "agents": len(agents), "tasks": len(tasks), "trajectories": len(trajectories),
-              "passed": sum(v.passed for v in verdicts), "exported": len(examples)}  # fmt: skip
-    roles = ctx.cfg.llm.roles
-    models = {r: getattr(roles, r).model or ctx.cfg.llm.endpoints[getattr(roles, r).endpoint].model for r in ("agent", "user_sim", "tool_sim", "critic")}
-    card = dataset_card(ctx.run_id, examples, funnel, dropped, ctx.cfg.judge.model_dump(exclude={"enabled", "concurrency"}), tools, cfg.licence_note, models)
-    paths = write_export(examples, export_dir(ctx), card)
-    splits = Counter(e.split for e in examples)
-    return {"examples": len(examples), "train": splits.get("train", 0), "validation": splits.get("validation", 0),
-            **{f"dropped:{k}": v for k, v in sorted(dropped.items())}, "folder": str(paths["card"].parent)}  # fmt: skip
+    out = export_dir(ctx)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f"{out.name}.spill-", dir=out.parent) as spill:
+        # closed before the examples are made, so its memory is given back
+        with duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": spill}) as con:
+            for record_type in (ToolSpec, Agent, Task, Trajectory, Verdict):
+                _view(con, ctx.store, record_type)
+            tools = {tool_id: ToolInfo(server, source) for tool_id, server, source in con.execute("SELECT tool_id, server, source FROM tools").fetchall()}
+            n_agents, n_tasks, n_trajectories, n_passed = con.execute(COUNTS).fetchall()[0]
+            held = validation_agents([a for (a,) in con.execute(KEPT_AGENTS).fetchall()], cfg.validation_fraction)
+            buckets = spill_kept(con, Path(spill), batch_rows, bucket_rows)
+        builder = ExampleBuilder(ctx.run_id, cfg, held)
+        with ExportWriter(out) as writer:
+            for batch in read_sorted(buckets, batch_rows):
+                examples = []
+                for row in batch.to_pylist():
+                    task = TaskInfo(row["difficulty"]) if row["has_task"] else None
+                    agent = AgentInfo(row["domain"], row["tool_ids"]) if row["has_agent"] else None
+                    example = builder.add(_trajectory(row), row["critic_score"], task, agent)
+                    if example is not None:
+                        writer.write(example)
+                        examples.append(example)
+                ctx.store.append(examples)
+            n_examples = sum(writer.counts.splits.values())
+            funnel = {"tools": len(tools), "agents": n_agents, "tasks": n_tasks, "trajectories": n_trajectories, "passed": n_passed, "exported": n_examples}
+            models = {r: ctx.cfg.llm.model_for(r) for r in ("agent", "user_sim", "tool_sim", "critic")}  # the policy's name when llm.policy is on
+            policy = ctx.cfg.judge.model_dump(exclude={"enabled", "concurrency"})
+            card = dataset_card(ctx.run_id, writer.counts, funnel, builder.dropped, policy, tools, cfg.licence_note, models)
+            paths = writer.finish(card)
+    splits = writer.counts.splits
+    return {"examples": n_examples, "train": splits.get("train", 0), "validation": splits.get("validation", 0),
+            **{f"dropped:{k}": v for k, v in sorted(builder.dropped.items())}, "folder": str(paths["card"].parent)}  # fmt: skip
