@@ -144,7 +144,7 @@ def test_finetune_then_eval_serves_the_new_model_with_vllm(tmp_path, project_roo
     cfg["run"].update(data_dir=str(data), prompts_dir=str(project_root / "prompts"))
     for key in ("snapshot_dir", "servers_file", "taxonomy_file"):
         cfg["tools"][key] = str(project_root / cfg["tools"][key])
-    cfg["llm"]["server"].update(port=free_port(), parallel=4, ctx_size=8192, vllm_python=str(project_root / ".venv-vllm" / "bin" / "python"))
+    cfg["llm"]["server"].update(port=free_port(), parallel=4, vllm_python=str(project_root / ".venv-vllm" / "bin" / "python"))
     cfg["rollouts"].update(max_turns=2, max_tool_calls=2, max_tokens=1500, real_execution={"enabled": False}, faults={"enabled": False})
     cfg["export"]["out_dir"] = str(data / "exports")
     cfg["finetune"].update(out_dir=str(data / "models"), name="ft", max_steps=1, batch_size=1, max_length=1024, eval_every=1, save_every=1)

@@ -60,3 +60,13 @@ def test_cli_serve_status_and_stop(tmp_path, project_root):
         stopped = cli("serve", "--stop")
     assert "stopped" in stopped.stdout
     assert cli("serve", "--status").returncode == 1
+
+
+def test_vllm_context_is_capped_at_the_models_trained_length(tmp_path):
+    import json
+
+    from worldsmith.llm.server import max_model_len
+
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 8192}))
+    assert max_model_len(tmp_path, 16384) == 8192 and max_model_len(tmp_path, 4096) == 4096
+    assert max_model_len(tmp_path / "missing", 16384) == 16384

@@ -47,6 +47,15 @@ def packaged_gguf() -> Path:
     raise ServerError(f"no .gguf file inside the {MODEL_PACKAGE} package")
 
 
+def max_model_len(model_dir: Path, ctx_size: int) -> int:
+    """ctx_size, capped at the model's trained context: vLLM refuses a longer one (llama.cpp allows it)."""
+    try:
+        trained = json.loads((Path(model_dir) / "config.json").read_text()).get("max_position_embeddings")
+    except (OSError, ValueError):
+        return ctx_size
+    return min(ctx_size, int(trained)) if trained else ctx_size
+
+
 class ModelServer:
     """One engine on one host:port."""
 
@@ -101,7 +110,7 @@ class ModelServer:
                 str(python), "-m", "vllm.entrypoints.openai.api_server",
                 "--model", str(model_dir), "--served-model-name", cfg.model,
                 "--host", cfg.host, "--port", str(cfg.port),
-                "--max-model-len", str(cfg.ctx_size), "--max-num-seqs", str(cfg.parallel),
+                "--max-model-len", str(max_model_len(model_dir, cfg.ctx_size)), "--max-num-seqs", str(cfg.parallel),
                 "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
                 "--chat-template", str(CHAT_TEMPLATE), "--generation-config", "vllm", "--enable-prefix-caching",
                 *cfg.vllm_args,
