@@ -69,6 +69,10 @@ def test_model_scores_count_passes_per_task_and_invalid_calls(tmp_path):
     # two calls made (one valid, one with invalid arguments) and one agent output that never parsed
     assert (s.tool_calls, s.valid_tool_calls, s.tool_call_validity) == (3, 1, pytest.approx(1 / 3, abs=1e-3))
     assert s.statuses["error"] == 1 and any(r.startswith("status:error") for r in s.reasons)
+    assert s.simulator_failures == 0  # the error was the agent's own output
+    store.append([trajs[2].model_copy(update={"trajectory_id": "trj_sim", "sample": 3, "reason": "tool_sim_failed: no usable answer"})])
+    s = model_scores(store, EvalModel("m", None), "vllm", 3)
+    assert s.simulator_failures == 1 and s.trajectories == 4
 
 
 def test_the_agent_role_talks_to_the_policy_server_the_others_stay():

@@ -365,6 +365,7 @@ class ModelEval(Record):
     valid_tool_calls: int = 0  # a known tool with schema-valid arguments
     tool_call_validity: float | None = None
     statuses: dict[str, int] = Field(default_factory=dict)
+    simulator_failures: int = 0  # episodes the user or tool simulator ended (not the policy's fault; they count as not passed)
     reasons: dict[str, int] = Field(default_factory=dict)  # the judge's drop reasons, counted
     generated_tokens: int = 0  # by the agent policy
     created_at: datetime = Field(default_factory=utcnow)

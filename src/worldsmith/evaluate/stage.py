@@ -69,6 +69,7 @@ def model_scores(store: RunStore, model: EvalModel, engine: str, samples: int) -
         trajectories=len(trajs), passed=passed, pass_rate=round(passed / len(trajs), 4) if trajs else None, pass_hat=pass_hat,
         tool_calls=attempted, valid_tool_calls=valid, tool_call_validity=round(valid / attempted, 4) if attempted else None,
         statuses=dict(Counter(t.status for t in trajs)), reasons=dict(reasons.most_common(12)),
+        simulator_failures=sum((t.reason or "").startswith(("tool_sim_failed", "user_sim_failed")) for t in trajs),
         generated_tokens=sum(t.usage.get("agent", {}).get("completion_tokens", 0) for t in trajs),
     )  # fmt: skip
 
@@ -176,6 +177,7 @@ def comparison_rows(results: list[ModelEval]) -> list[tuple[str, list[str]]]:
     rows = [(title, [show(getattr(r, key)) for r in results]) for key, title in ROWS]
     rows[4:4] = [(f"pass^{k}", [show(r.pass_hat.get(str(k))) for r in results]) for k in ks]
     rows.append(("statuses", [", ".join(f"{s} {n}" for s, n in sorted(r.statuses.items())) for r in results]))
+    rows.append(("simulator failures", [str(r.simulator_failures) for r in results]))
     rows.append(("top drop reasons", [", ".join(f"{s} {n}" for s, n in list(r.reasons.items())[:4]) or "-" for r in results]))
     return rows
 
