@@ -103,7 +103,7 @@ def utilisation(url: str, episodes: int, concurrency: int) -> dict:
 
     async def recording_chat(self, role, messages, **kw):
         result = await original(self, role, messages, **kw)
-        recorded.append({"role": role, "messages": messages, "kw": kw, "completion_tokens": result.completion_tokens})
+        recorded.append({"role": role, "messages": messages, "kw": kw, "completion_tokens": result.completion_tokens, "ended": time.time()})
         return result
 
     LLMClient.chat = recording_chat
@@ -118,6 +118,12 @@ def utilisation(url: str, episodes: int, concurrency: int) -> dict:
         cache_hit_rate = hit_rate(cache0, prefix_cache_counters(url))
         stage_tokens = ctx.usage.completion_tokens
         usage = ctx.usage.snapshot()
+        # Steady state: until the last episode could start (the (N - concurrency)-th finished), every slot had an
+        # episode; after it the run drains, a tail that a short benchmark over-weights and a real run (thousands) does not.
+        finished = sorted(t.created_at.timestamp() for t in store.read(Trajectory))
+        wall0 = time.time() - stage_s
+        steady_end = finished[len(finished) - concurrency - 1] if len(finished) > concurrency else None
+        steady_rate = (sum(r["completion_tokens"] for r in recorded if r["ended"] <= steady_end) / (steady_end - wall0)) if steady_end else None
     LLMClient.chat = original
 
     async def replay() -> tuple[int, float]:
@@ -138,6 +144,8 @@ def utilisation(url: str, episodes: int, concurrency: int) -> dict:
     return {"episodes": counts["new"], "requests": len(recorded), "stage_tokens": stage_tokens, "stage_s": round(stage_s, 1),
             "stage_tok_s": round(stage_rate, 1), "saturation_tok_s": round(replay_rate, 1), "replay_s": round(replay_s, 1),
             "utilisation": round(stage_rate / replay_rate, 3), "prefix_cache_hit_rate": cache_hit_rate,
+            "steady_tok_s": round(steady_rate, 1) if steady_rate else None,
+            "steady_utilisation": round(steady_rate / replay_rate, 3) if steady_rate else None,
             "client_cached_share": round(sum(u["cached_tokens"] for u in usage.values()) / max(sum(u["prompt_tokens"] for u in usage.values()), 1), 3),
             "episode_wall_s": round(stage_s * min(concurrency, episodes) / max(counts["new"], 1), 2), "statuses": {k: v for k, v in counts.items() if k in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error")}}  # fmt: skip
 

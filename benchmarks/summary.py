@@ -30,6 +30,8 @@ def rows() -> list[tuple[str, str, str, str]]:
         engine = u.get("engine", "llamacpp")
         if u:
             out.append((f"engine utilisation ({engine})", f"{u['utilisation']} ({u['stage_tok_s']} ÷ {u['saturation_tok_s']} tok/s)", "≥ 0.9", name))
+            if u.get("steady_utilisation") is not None:
+                out.append((f"engine utilisation, steady state ({engine})", f"{u['steady_utilisation']} ({u['steady_tok_s']} tok/s while every slot had an episode)", "≥ 0.9", name))
             out.append((f"prefix-cache hit rate ({engine})", str(u.get("prefix_cache_hit_rate")), "high (shared system prompt + tools)", name))
         out.append(("pipeline CPU per episode", f"{o['cpu_ms_per_episode']} ms", "", name))
         if "share_of_episode_wall" in o:
@@ -41,12 +43,12 @@ def rows() -> list[tuple[str, str, str, str]]:
             out.append((f"tokens per kept example: {role}", "n/a (nothing kept)" if r["tokens_per_kept_example"] is None else f"{r['tokens_per_kept_example']:,}", "", "yield_cost.json"))
     d = load("data_scale.json")
     if d:
-        q = d.get("queries", {})
-        rows_n = d.get("args", {}).get("rows")
-        out.append((f"report queries over {rows_n:,} trajectory rows", f"{sum(v['seconds'] for v in q.values()):.1f} s in all ({len(q)} queries)", "seconds", "data_scale.json"))
-        for key, value in (d.get("export") or {}).items():
-            if isinstance(value, (int, float)) and ("rss" in key or "ratio" in key or key.endswith("_s")):
-                out.append((f"export: {key}", str(value), "flat memory: ratio ≈ 1" if "ratio" in key else "", "data_scale.json"))
+        n = d["args"]["rows"]
+        out.append((f"report queries over {n:,} trajectory rows", f"{d['queries_total_s']} s in all ({len(d['queries'])} queries); report {d['build_report_s']} s", "seconds", "data_scale.json"))
+        for e in d["export"]:
+            out.append((f"export {e['kept']:,} kept ({e['variant']})", f"{e['seconds']} s, peak RSS {e['peak_rss_mb']} MB", "", "data_scale.json"))
+        for variant, f in d["export_flatness"].items():
+            out.append((f"export peak RSS 100k ÷ 10k ({variant})", f"{f['peak_rss_ratio']} ({f['kb_per_extra_example']} kB per extra example)", "flat ≈ 1", "data_scale.json"))
     f = load("finetune.json")
     if f:
         out.append(("Muon step ÷ AdamW step (SmolLM2-135M)", str(f["muon_step_over_adamw"]), "GPU ≤ 1.15 (CPU: fp32 Newton–Schulz)", "finetune.json"))

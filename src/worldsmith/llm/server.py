@@ -113,6 +113,7 @@ class ModelServer:
                 "--max-model-len", str(max_model_len(model_dir, cfg.ctx_size)), "--max-num-seqs", str(cfg.parallel),
                 "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
                 "--chat-template", str(CHAT_TEMPLATE), "--generation-config", "vllm", "--enable-prefix-caching",
+                "--enable-prompt-tokens-details",  # usage.prompt_tokens_details.cached_tokens: the client counts prefix-cache hits
                 *cfg.vllm_args,
             ]  # fmt: skip
         raise ServerError(f"unknown engine {self.engine!r}")
