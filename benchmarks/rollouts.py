@@ -139,12 +139,19 @@ def utilisation(url: str, episodes: int, concurrency: int) -> dict:
         await client.aclose()
         return sum(r.completion_tokens for r in results), time.perf_counter() - t
 
+    # the replay must not run on the prefix cache the stage warmed: vLLM empties it on request (its dev routes)
+    import httpx
+
+    try:
+        cache_reset = httpx.post(url.removesuffix("/v1") + "/reset_prefix_cache", timeout=30).status_code == 200
+    except httpx.HTTPError:
+        cache_reset = False
     replay_tokens, replay_s = asyncio.run(replay())
     stage_rate, replay_rate = stage_tokens / stage_s, replay_tokens / replay_s
     return {"episodes": counts["new"], "requests": len(recorded), "stage_tokens": stage_tokens, "stage_s": round(stage_s, 1),
             "stage_tok_s": round(stage_rate, 1), "saturation_tok_s": round(replay_rate, 1), "replay_s": round(replay_s, 1),
             "utilisation": round(stage_rate / replay_rate, 3), "prefix_cache_hit_rate": cache_hit_rate,
-            "steady_tok_s": round(steady_rate, 1) if steady_rate else None,
+            "steady_tok_s": round(steady_rate, 1) if steady_rate else None, "replay_cache_reset": cache_reset,
             "steady_utilisation": round(steady_rate / replay_rate, 3) if steady_rate else None,
             "client_cached_share": round(sum(u["cached_tokens"] for u in usage.values()) / max(sum(u["prompt_tokens"] for u in usage.values()), 1), 3),
             "episode_wall_s": round(stage_s * min(concurrency, episodes) / max(counts["new"], 1), 2), "statuses": {k: v for k, v in counts.items() if k in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error")}}  # fmt: skip
@@ -167,6 +174,9 @@ def main() -> None:
         else:
             from worldsmith.llm.server import embedded_server
 
+            import os
+
+            os.environ.setdefault("VLLM_SERVER_DEV_MODE", "1")  # for /reset_prefix_cache before the replay
             cfg, root = load_config(ROOT / "pipeline.yaml", [f"llm.server.engine={a.engine}"])
             with embedded_server(cfg.llm.server, root, root / "data") as url:
                 results["utilisation"] = utilisation(url, a.episodes, a.concurrency)
