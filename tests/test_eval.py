@@ -84,6 +84,12 @@ def test_the_agent_role_talks_to_the_policy_server_the_others_stay():
     assert client.role("agent").temperature == cfg.roles.agent.temperature  # its sampling settings stay
     with pytest.raises(ValueError, match="no policy server"):
         LLMClient(cfg)
+    # every other role on a remote endpoint: the unused `embedded` one needs no server
+    remote = validate_config({"llm": {"policy": {"enabled": True}, "endpoints": {"local": {"urls": ["embedded"]}, "gpu": {"urls": ["http://gpu:8000/v1"]}},
+                                      "roles": {r: {"endpoint": "gpu"} for r in ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic")}}})  # fmt: skip
+    from worldsmith.pipeline import uses_embedded
+
+    assert not uses_embedded(remote) and set(LLMClient(remote.llm, policy_url="http://p/v1").endpoints) == {"gpu", "policy"}
     with pytest.raises(ConfigError, match="llm.policy.port"):
         validate_config({"llm": {"policy": {"enabled": True, "port": 8010}}})
 
