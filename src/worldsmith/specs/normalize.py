@@ -182,20 +182,25 @@ def _depth(node: Any) -> int:
     return deepest
 
 
-def _strings(node: Any):
-    """Every string in a JSON document (keys and values), without recursion."""
+def _json_nodes(node: Any):
+    """Every value in a JSON document (objects, arrays, scalars), depth first, without recursion."""
     stack = [node]
     while stack:
         cur = stack.pop()
+        yield cur
+        if isinstance(cur, dict):
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+
+
+def _strings(node: Any):
+    """Every string in a JSON document (keys and values)."""
+    for cur in _json_nodes(node):
         if isinstance(cur, str):
             yield cur
         elif isinstance(cur, dict):
-            for k, v in cur.items():
-                if isinstance(k, str):
-                    yield k
-                stack.append(v)
-        elif isinstance(cur, list):
-            stack.extend(cur)
+            yield from (k for k in cur if isinstance(k, str))
 
 
 def _plain(text: str) -> str:
@@ -322,27 +327,11 @@ def _in_place_cycle(schema: dict[str, Any], resolver: Any) -> str | None:
 
 
 def _schema_nodes(node: Any):
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, dict):
-            yield cur
-            stack.extend(cur.values())
-        elif isinstance(cur, list):
-            stack.extend(cur)
+    return (cur for cur in _json_nodes(node) if isinstance(cur, dict))
 
 
 def _iter_refs(node: Any):
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, dict):
-            ref = cur.get("$ref")
-            if isinstance(ref, str):
-                yield ref
-            stack.extend(cur.values())
-        elif isinstance(cur, list):
-            stack.extend(cur)
+    return (cur["$ref"] for cur in _schema_nodes(node) if isinstance(cur.get("$ref"), str))
 
 
 def check_spec(spec: ToolSpec, limits: ValidationLimits | None = None) -> tuple[str, str] | None:
