@@ -202,19 +202,16 @@ def finetune(config_path: str = "pipeline.yaml", overrides: list[str] | None = N
 def evaluate(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None, model_path: str | None = None,
              dataset: str | None = None) -> dict:  # fmt: skip
     """The run's held-out tasks with the fine-tuned model (default: this config's `make finetune` output) and the base model as the agent policy."""
-    from worldsmith.evaluate import EvalModel, evaluate_models
-    from worldsmith.evaluate.stage import model_dataset
-    from worldsmith.train.loop import finetune_paths
+    from worldsmith.evaluate import evaluate_models
+    from worldsmith.evaluate.stage import eval_plan
 
     cfg, root = load_config(config_path, overrides or [])
-    model = model_path or str(finetune_paths(cfg, root, run_id)[1] / "model")
-    source = Path(dataset) if dataset else model_dataset(model) or finetune_paths(cfg, root, run_id)[0]
-    models = ([EvalModel("base", cfg.finetune.base_model)] if cfg.eval.compare_base else []) + [EvalModel("finetuned", model)]
+    models, source = eval_plan(cfg, root, run_id, model_path, dataset)
     results, report = evaluate_models(cfg, root, models, run_id=run_id, dataset=source, log=_logger().info)
     table = [{"model": r.label, "pass_rate": r.pass_rate, **{f"pass^{k}": v for k, v in r.pass_hat.items()}, "tool_call_validity": r.tool_call_validity,
               "episodes": r.trajectories, "eval_run": r.eval_run_id} for r in results]  # fmt: skip
     if _in_flow_run():
-        create_table_artifact(key=artifact_key(Path(model).parent.name, "eval"), table=table, description=f"worldsmith eval; report {report}")
+        create_table_artifact(key=artifact_key(Path(models[-1].path).parent.name, "eval"), table=table, description=f"worldsmith eval; report {report}")
     return {"models": table, "report": str(report)}
 
 

@@ -191,3 +191,17 @@ def test_finetune_then_eval_serves_the_new_model_with_vllm(tmp_path, project_roo
     # nothing is left serving on the policy port
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"http://127.0.0.1:{cfg['eval']['port']}/health", timeout=2)
+
+
+def test_eval_plan_defaults_to_the_runs_finetune_output_and_its_dataset(tmp_path):
+    from worldsmith.evaluate.stage import eval_plan
+    from worldsmith.pipeline import default_run_id
+
+    cfg = validate_config({"finetune": {"name": "ft"}})
+    models, source = eval_plan(cfg, tmp_path)
+    assert [(m.label, m.path) for m in models] == [("base", None), ("finetuned", str(tmp_path / "data" / "models" / "ft" / "model"))]
+    assert source == tmp_path / "data" / "exports" / default_run_id(cfg)
+    (tmp_path / "data" / "models" / "ft").mkdir(parents=True)
+    (tmp_path / "data" / "models" / "ft" / "train.json").write_text(json.dumps({"dataset": "/elsewhere/export"}))
+    models, source = eval_plan(cfg, tmp_path, label="mine", compare_base=False)
+    assert [m.label for m in models] == ["mine"] and str(source) == "/elsewhere/export"

@@ -210,16 +210,13 @@ def eval_(
     base: Annotated[Optional[bool], typer.Option("--base/--no-base", help="also evaluate the base model (default: eval.compare_base)")] = None,
 ) -> None:
     """Play the run's held-out tasks with the model as the agent policy (and the base model), judge them, compare."""
-    from worldsmith.evaluate import EvalModel, evaluate_models
-    from worldsmith.evaluate.stage import comparison_rows, model_dataset
+    from worldsmith.evaluate import evaluate_models
+    from worldsmith.evaluate.stage import comparison_rows, eval_plan
     from worldsmith.llm.client import ServerUnavailable
     from worldsmith.llm.server import ServerError
-    from worldsmith.train.loop import finetune_paths
 
     cfg, root = _load(config, set_)
-    model = model or finetune_paths(cfg, root, run_id)[1] / "model"
-    source = dataset or model_dataset(str(model)) or finetune_paths(cfg, root, run_id)[0]
-    models = ([EvalModel("base", cfg.finetune.base_model)] if (cfg.eval.compare_base if base is None else base) else []) + [EvalModel(label, str(model))]
+    models, source = eval_plan(cfg, root, run_id, model, dataset, label, base)
     stop_on_sigterm()
     try:
         results, report_path = evaluate_models(cfg, root, models, run_id=run_id, dataset=source, log=lambda m: err.print(m, highlight=False, markup=False))

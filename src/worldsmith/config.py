@@ -134,6 +134,10 @@ class LLMConfig(Strict):
             raise ValueError(f"llm.endpoints.{POLICY_ENDPOINT}: the name is taken by llm.policy when it is enabled; rename the endpoint")
         return self
 
+    def used_endpoints(self) -> set[str]:
+        """The endpoints some role talks to (not the agent's when llm.policy serves it)."""
+        return {getattr(self.roles, r).endpoint for r in ROLE_NAMES if not (r == "agent" and self.policy.enabled)}
+
     def model_for(self, role: str) -> str:
         """The model name a role's calls carry (the policy's for the agent when llm.policy is on)."""
         if role == "agent" and self.policy.enabled:

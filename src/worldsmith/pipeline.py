@@ -24,7 +24,7 @@ from worldsmith.judge.stage import run_judge
 from worldsmith.sim.rollout import run_rollouts
 from worldsmith.tasks.agents import run_agents
 from worldsmith.tasks.generate import run_tasks
-from worldsmith.config import EMBEDDED, ROLE_NAMES, PipelineConfig
+from worldsmith.config import EMBEDDED, PipelineConfig
 from worldsmith.context import RunContext
 from worldsmith.llm import Prompts
 from worldsmith.llm.client import ServerUnavailable
@@ -89,8 +89,7 @@ def open_run(cfg: PipelineConfig, root: Path, run_id: str | None = None, urls: S
 
 
 def uses_embedded(cfg: PipelineConfig) -> bool:
-    roles = [r for r in ROLE_NAMES if not (r == "agent" and cfg.llm.policy.enabled)]
-    return any(EMBEDDED in cfg.llm.endpoints[getattr(cfg.llm.roles, r).endpoint].urls for r in roles)
+    return any(EMBEDDED in cfg.llm.endpoints[name].urls for name in cfg.llm.used_endpoints())
 
 
 @contextlib.contextmanager

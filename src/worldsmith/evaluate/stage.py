@@ -129,6 +129,19 @@ def model_dataset(model_path: str | None) -> Path | None:
     return None
 
 
+def eval_plan(cfg: PipelineConfig, root: Path, run_id: str | None = None, model: str | Path | None = None, dataset: str | Path | None = None,
+              label: str = "finetuned", compare_base: bool | None = None) -> tuple[list[EvalModel], Path]:  # fmt: skip
+    """The models to play and the dataset that decides the held-out tasks, with their defaults:
+    this config's `make finetune` output, the dataset its train.json names (else the run's export)."""
+    from worldsmith.train.loop import finetune_paths
+
+    export, out = finetune_paths(cfg, root, run_id)
+    model = str(model or out / "model")
+    source = Path(dataset) if dataset else model_dataset(model) or export
+    base = cfg.eval.compare_base if compare_base is None else compare_base
+    return ([EvalModel("base", cfg.finetune.base_model)] if base else []) + [EvalModel(label, model)], source
+
+
 def evaluate_models(cfg: PipelineConfig, root: Path, models: list[EvalModel], run_id: str | None = None, dataset: Path | None = None,
                     log: Callable[[str], Any] = print) -> tuple[list[ModelEval], Path]:  # fmt: skip
     """Run every model on the run's held-out tasks; returns their figures and the eval report's path."""

@@ -36,7 +36,7 @@ import referencing.exceptions
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_random_exponential
 
 from worldsmith.jsonschemas import embed_schema
-from worldsmith.config import EMBEDDED, POLICY_ENDPOINT, ROLE_NAMES, EndpointConfig, LLMConfig, RoleConfig
+from worldsmith.config import EMBEDDED, POLICY_ENDPOINT, EndpointConfig, LLMConfig, RoleConfig
 from worldsmith.records import content_id
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
@@ -186,7 +186,7 @@ class LLMClient:
     def __init__(self, cfg: LLMConfig, embedded_url: str | None = None, usage: UsageMeter | None = None, policy_url: str | None = None):
         self.cfg = cfg
         # only endpoints a role uses: an unused one may name the embedded server that was (rightly) not started
-        used = {getattr(cfg.roles, r).endpoint for r in ROLE_NAMES if not (r == "agent" and cfg.policy.enabled)}
+        used = cfg.used_endpoints()
         self.endpoints = {name: _Endpoint(name, ep, embedded_url) for name, ep in cfg.endpoints.items() if name in used}
         self.usage = usage if usage is not None else UsageMeter()
         self._agent_role = cfg.roles.agent
