@@ -1,8 +1,10 @@
 """Muon vs AdamW: seconds per step, tokens/s, validation loss after N steps and peak memory,
 same data and steps. Default: SmolLM2-135M (from the packaged GGUF) on a small export made
 from the hand-made order world; `--tiny` uses a tiny random Llama (seconds, for a smoke run).
+A third run, Muon with QK-clip (K2's MuonClip, `--qk-clip-tau`, 0 skips it), gives the
+clip's cost per step and the largest attention logit it saw.
 
-    python benchmarks/finetune.py [--tiny] [--steps 3] [--dataset data/exports/<run>]
+    python benchmarks/finetune.py [--tiny] [--steps 3] [--qk-clip-tau 100] [--dataset data/exports/<run>]
 """
 
 from __future__ import annotations
@@ -42,11 +44,13 @@ def main() -> None:
     p.add_argument("--tiny", action="store_true")
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--dataset", default=None)
+    p.add_argument("--qk-clip-tau", type=float, default=100.0)
     a = p.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="ws-bench-ft-"))
     dataset = Path(a.dataset) if a.dataset else demo_dataset(tmp / "export")
     results = {}
-    for kind in ("adamw", "muon"):
+    for variant in ("adamw", "muon", *(["muon_qk_clip"] if a.qk_clip_tau > 0 else [])):
+        kind = variant.split("_")[0]
         if a.tiny:
             from test_finetune import tiny
 
@@ -58,15 +62,19 @@ def main() -> None:
         else:
             model, tok = load_base(None, torch.float32)
         cfg = FinetuneConfig(optimizer=kind, max_steps=a.steps, batch_size=2, warmup_steps=1, eval_every=a.steps, save_every=a.steps,
-                             lr=5e-5 if not a.tiny else 3e-3, muon_lr=2e-4 if not a.tiny else 2e-2)  # fmt: skip
+                             lr=5e-5 if not a.tiny else 3e-3, muon_lr=2e-4 if not a.tiny else 2e-2,
+                             qk_clip_tau=a.qk_clip_tau if variant == "muon_qk_clip" else None)  # fmt: skip
         t0 = time.monotonic()
-        r = train(cfg, dataset, tmp / kind, model=model, tokenizer=tok, log=lambda m: None)
-        results[kind] = {"s_per_step": r.seconds_per_step, "tokens_per_s": r.tokens_per_s, "first_loss": round(r.losses[0], 4),
+        r = train(cfg, dataset, tmp / variant, model=model, tokenizer=tok, log=lambda m: None)
+        results[variant] = {"s_per_step": r.seconds_per_step, "tokens_per_s": r.tokens_per_s, "first_loss": round(r.losses[0], 4),
                          "last_loss": round(r.losses[-1], 4), "val_loss": r.val_losses[-1][1] if r.val_losses else None,
-                         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), "wall_s": round(time.monotonic() - t0, 1)}  # fmt: skip
-        print(json.dumps({kind: results[kind]}), flush=True)
+                         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), "wall_s": round(time.monotonic() - t0, 1),
+                         **({"qk_clip_tau": a.qk_clip_tau, "max_logits": r.max_logits, "clipped_heads": r.clipped_heads} if r.max_logits else {})}  # fmt: skip
+        print(json.dumps({variant: results[variant]}), flush=True)
     results["muon_step_over_adamw"] = round(results["muon"]["s_per_step"] / results["adamw"]["s_per_step"], 3)
-    print(json.dumps({"muon_step_over_adamw": results["muon_step_over_adamw"]}))
+    if "muon_qk_clip" in results:
+        results["qk_clip_step_over_muon"] = round(results["muon_qk_clip"]["s_per_step"] / results["muon"]["s_per_step"], 3)
+    print(json.dumps({k: v for k, v in results.items() if k.endswith("_over_adamw") or k.endswith("_over_muon")}))
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
     name = "finetune-tiny.json" if a.tiny else "finetune.json"

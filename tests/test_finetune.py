@@ -118,3 +118,19 @@ def test_finetune_paths_default_to_the_runs_export(tmp_path):
     run = default_run_id(cfg)
     assert source == tmp_path / "data" / "exports" / run and out == tmp_path / "data" / "models" / f"{run}-adamw"
     assert finetune_paths(cfg, tmp_path, dataset="/x/y")[0] == __import__("pathlib").Path("/x/y")
+
+
+def test_qk_clip_in_the_loop_bounds_the_logits_and_saves_a_plain_folder(tokenizer, dataset, tmp_path):
+    free = train(_cfg(max_steps=3), dataset, tmp_path / "free", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    logs: list[str] = []
+    clipped = train(_cfg(max_steps=3, qk_clip_tau=0.05), dataset, tmp_path / "clip", model=tiny(tokenizer), tokenizer=tokenizer, log=logs.append)
+    assert not free.max_logits and len(clipped.max_logits) == 3
+    assert clipped.max_logits[0] > 0.05 and clipped.clipped_heads > 0  # the tiny model's logits start over this tau
+    assert max(clipped.max_logits[1:]) < clipped.max_logits[0]  # and are held near it afterwards
+    assert clipped.losses[0] == pytest.approx(free.losses[0], rel=1e-6)  # the first forward is SDPA's, unchanged
+    assert max(abs(a - b) for a, b in zip(clipped.losses[1:], free.losses[1:], strict=True)) > 1e-6  # the clips change what follows
+    assert any("QK-clip at tau 0.05" in line for line in logs)
+    config = json.loads((clipped.model_dir / "config.json").read_text())
+    assert "qk_clip" not in json.dumps(config)
+    again = transformers.AutoModelForCausalLM.from_pretrained(clipped.model_dir)
+    assert again.config._attn_implementation != "worldsmith_qk_clip"

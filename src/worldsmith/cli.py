@@ -391,7 +391,9 @@ def finetune(
     _print_table("finetune", ["key", "value"], [("model", str(result.model_dir)), ("optimizer", ft.optimizer), ("steps", str(result.steps)),
                  ("first / last loss", f"{result.losses[0]:.4f} / {result.losses[-1]:.4f}"), ("validation loss", str(result.val_losses[-1:] or "n/a")),
                  ("s / step", str(result.seconds_per_step)), ("tokens / s", str(result.tokens_per_s)), ("padding", f"{result.padding:.1%}"),
-                 ("peak RSS MB", str(result.peak_rss_mb)), ("resumed from step", str(result.resumed_from))], max_width=120)  # fmt: skip
+                 ("peak RSS MB", str(result.peak_rss_mb)), ("resumed from step", str(result.resumed_from)),
+                 *([("QK-clip: max logit / head rescales", f"{max(result.max_logits):.2f} / {result.clipped_heads}")] if result.max_logits else [])],
+                 max_width=120)  # fmt: skip
 
 
 @app.command()

@@ -341,6 +341,7 @@ class FinetuneConfig(Strict):
     save_every: PositiveInt = 5
     ns_dtype: Literal["auto", "float32", "bfloat16"] = "auto"  # Newton-Schulz: auto = bf16 on CUDA, fp32 on CPU
     explode_factor: PositiveFloat = 10.0  # stop when the loss exceeds this multiple of the first loss (or is not finite)
+    qk_clip_tau: PositiveFloat | None = None  # K2's MuonClip: heads whose max attention logit passes this are scaled back (K2: 100); null = off
     seed: NonNegInt = 0
 
 

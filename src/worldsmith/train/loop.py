@@ -1,9 +1,9 @@
 """The fine-tuning loop: fits on a screen (nanoGPT-style), plain torch, one optimizer.
 
-Gradient accumulation, linear warmup + cosine decay, gradient clipping, fp32 on CPU and
-bf16 autocast on CUDA, periodic validation loss, checkpoints (model, optimizer, scheduler,
-step, RNG) written atomically and resumed from, and a stop on a non-finite or exploding
-loss that keeps the last good checkpoint. The result is an HF folder (safetensors,
+Gradient accumulation, linear warmup + cosine decay, gradient clipping, optional QK-clip
+(K2's MuonClip, `qk_clip_tau`), fp32 on CPU and bf16 autocast on CUDA, periodic validation
+loss, checkpoints (model, optimizer, scheduler, step, RNG) written atomically and resumed
+from, and a stop on a non-finite or exploding loss that keeps the last good checkpoint. The result is an HF folder (safetensors,
 tokenizer, the tool-aware chat template) that vLLM serves as is.
 """
 
@@ -23,6 +23,7 @@ import torch
 from worldsmith.config import FinetuneConfig
 from worldsmith.train.data import encode, lm_loss, load_split, make_batches, padding_fraction
 from worldsmith.train.muon import make_optimizer
+from worldsmith.train.qk_clip import QKClip
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "llm" / "chat_templates" / "smollm2_tools.jinja"
 
@@ -42,6 +43,8 @@ class TrainResult:
     model_dir: Path | None = None
     resumed_from: int = 0
     peak_rss_mb: float = 0.0
+    max_logits: list[float] = field(default_factory=list)  # per step, the largest attention logit (with qk_clip_tau)
+    clipped_heads: int = 0  # QK-clip head rescales over the steps run
 
 
 def load_base(base_model: str | None, dtype=torch.float32):
@@ -126,6 +129,7 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
     ns_dtype = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfloat16}[cfg.ns_dtype]
     opt = make_optimizer(model, cfg.optimizer, lr=cfg.lr, muon_lr=cfg.muon_lr, weight_decay=cfg.weight_decay, ns_dtype=ns_dtype)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfg.warmup_steps, cfg.max_steps))
+    clip = QKClip(model, cfg.qk_clip_tau) if cfg.qk_clip_tau else None
     result = TrainResult(steps=0, padding=round(pad, 4))
     start = 0
     ckpt = _checkpoint_path(out)
@@ -156,6 +160,10 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
             raise TrainingStopped(f"step {step}: loss {total:.4g} (first {first:.4g}); the last good checkpoint is {ckpt if ckpt.exists() else 'none'}")
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad_norm)
         opt.step()
+        if clip:  # after the update, from the logits of this step's forward passes, as K2 does
+            seen = clip.apply()
+            result.max_logits.append(round(seen["max_logit"], 4))
+            result.clipped_heads += seen["clipped_heads"]
         sched.step()
         opt.zero_grad(set_to_none=True)
         result.losses.append(total)
@@ -172,6 +180,10 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
     result.seconds_per_step = round(elapsed / max(steps_run, 1), 3)
     result.tokens_per_s = round(tokens / max(elapsed, 1e-9), 1)
     result.peak_rss_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    if clip:
+        clip.close()
+        log(f"finetune: QK-clip at tau {cfg.qk_clip_tau:g}: {result.clipped_heads} head rescales in {steps_run} steps, "
+            f"largest attention logit {max(result.max_logits, default=0):.2f}")
     result.model_dir = save_model(model, tokenizer, out / "model")
     (out / "train.json").write_text(json.dumps({**{k: v for k, v in result.__dict__.items() if k != "model_dir"}, "model_dir": str(result.model_dir),
                                                 "dataset": str(Path(dataset).resolve()), "config": cfg.model_dump()}, indent=1))  # fmt: skip
