@@ -138,3 +138,25 @@ def test_a_bad_tau_or_a_model_without_attention_is_refused():
         QKClip(model(2), tau=0)
     with pytest.raises(ValueError, match="no Llama-style attention"):
         QKClip(torch.nn.Linear(2, 2), tau=10)
+
+
+def test_the_hf_trainer_applies_the_clip_through_a_callback(tmp_path):
+    from worldsmith.train.muon import make_optimizer
+
+    m = model(2)
+    ids, mask = batch()
+    rows = [{"input_ids": i, "attention_mask": a, "labels": i.masked_fill(a == 0, -100)} for i, a in zip(ids, mask, strict=True)] * 2
+    clip = QKClip(m, tau=1e9)
+    start = recorded(clip, m, ids, mask)
+    clip.tau = float(min(s.min() for s in start)) / 2  # every head is over: each step must rescale all of them
+    args = transformers.TrainingArguments(output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=2, report_to=[], use_cpu=True,
+                                          save_strategy="no", logging_strategy="no", learning_rate=1e-3)  # fmt: skip
+    trainer = transformers.Trainer(model=m, args=args, train_dataset=rows, optimizers=(make_optimizer(m, "muon", lr=1e-3), None),
+                                   callbacks=[clip.trainer_callback()])  # fmt: skip
+    applied = []
+    real_apply = clip.apply
+    clip.apply = lambda: applied.append(real_apply()) or applied[-1]
+    trainer.train()
+    assert len(applied) == 2  # once per optimizer step
+    assert applied[0]["clipped_heads"] == sum(len(s) for s in start)  # the first rescaled every head of both layers
+    assert m.config._attn_implementation == "sdpa"  # closed at the end of training

@@ -80,7 +80,8 @@ def register() -> str:
 
 
 class QKClip:
-    """`clip = QKClip(model, tau)`; train as usual; call `clip.apply()` after each `opt.step()`."""
+    """`clip = QKClip(model, tau)`; train as usual; call `clip.apply()` after each `opt.step()`
+    (with the HF Trainer / TRL: `callbacks=[clip.trainer_callback()]`)."""
 
     def __init__(self, model: nn.Module, tau: float = 100.0):
         if not tau > 0:
@@ -103,6 +104,21 @@ class QKClip:
         real = mask.bool() if isinstance(mask, torch.Tensor) and mask.ndim == 2 else None
         for m in self.layers:
             m._qk_real_queries = real
+
+    def trainer_callback(self):
+        """A transformers `TrainerCallback` that applies the clip after each optimizer step."""
+        from transformers import TrainerCallback
+
+        clip = self
+
+        class QKClipCallback(TrainerCallback):
+            def on_optimizer_step(self, args, state, control, **kwargs):
+                clip.apply()
+
+            def on_train_end(self, args, state, control, **kwargs):
+                clip.close()
+
+        return QKClipCallback()
 
     def close(self) -> None:
         """Back to the model's own attention (a saved folder must not name this one)."""
