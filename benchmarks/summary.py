@@ -53,6 +53,14 @@ def rows() -> list[tuple[str, str, str, str]]:
     if f:
         out.append(("Muon step ÷ AdamW step (SmolLM2-135M)", str(f["muon_step_over_adamw"]), "GPU ≤ 1.15 (CPU: fp32 Newton–Schulz)", "finetune.json"))
         out.append(("val loss after the steps: AdamW / Muon", f"{f['adamw']['val_loss']} / {f['muon']['val_loss']}", "", "finetune.json"))
+        if "qk_clip_step_over_muon" in f:
+            q = f["muon_qk_clip"]
+            out.append(("QK-clip step ÷ Muon step (SmolLM2-135M)", f"{f['qk_clip_step_over_muon']} (largest logit {max(q['max_logits'])}, "
+                        f"{q['clipped_heads']} head rescales at tau {q['qk_clip_tau']:g})", "small", "finetune.json"))  # fmt: skip
+    pp = load("policy_probe.json")
+    if pp:
+        out.append(("policy probe: order-world episodes passing the judge", f"{pp['passed']} of {pp['episodes']} ({pp['by_task']})",
+                    "> 0 for a model that can be the agent", "policy_probe.json"))  # fmt: skip
     return out
 
 

@@ -80,3 +80,17 @@ def scripted_context(client, **fields):
             return session()
 
     return ScriptedRunContext(**fields)
+
+
+def status_task(task_id: str = "tsk_status") -> Task:
+    """A read-only single call: look o-1002 up and say it has shipped."""
+    return Task(
+        task_id=task_id, agent_id="agt_orders", difficulty="single_call",
+        user_persona={"communication": "brief", "patience": "medium", "expertise": "novice"},
+        user_goal={"request": "What is the status of my order o-1002?", "facts": {"order id": "o-1002"}},
+        initial_state=json.loads(json.dumps(STATE)),
+        rubric=Rubric(criteria=[
+            Criterion(criterion_id="c1", kind="call", tool="get_order", arguments={"order_id": "o-1002"}, description="looks o-1002 up"),
+            Criterion(criterion_id="c2", kind="answer", contains=["shipped"], description="says that o-1002 has shipped"),
+        ]),
+    )  # fmt: skip
