@@ -14,7 +14,7 @@ transformers = pytest.importorskip("transformers")
 from test_export import world  # noqa: E402
 from worldsmith.config import ExportConfig, FinetuneConfig  # noqa: E402
 from worldsmith.export.sft import build_examples, write_export  # noqa: E402
-from worldsmith.train.data import IGNORE, encode, load_split, make_batches, padding_fraction  # noqa: E402
+from worldsmith.train.data import IGNORE, Batch, encode, lm_loss, load_split, make_batches, make_packed_batches, pack, padding_fraction  # noqa: E402
 from worldsmith.train.loop import TEMPLATE, TrainingStopped, train  # noqa: E402
 
 
@@ -66,6 +66,33 @@ def test_batches_bucket_by_length(tokenizer, dataset):
     enc = [encode(tokenizer, r, 4096) for r in load_split(dataset, "train")]
     batches = make_batches(enc, 2, tokenizer.pad_token_id)
     assert sum(b.input_ids.shape[0] for b in batches) == len(enc) and 0 <= padding_fraction(batches) < 0.2
+
+
+def test_packing_puts_every_example_in_once_within_the_row_length(tokenizer, dataset):
+    enc = [encode(tokenizer, r, 4096) for r in load_split(dataset, "train")]
+    longest = max(len(e["input_ids"]) for e in enc)
+    packed = make_packed_batches(enc, 2, 2 * longest, tokenizer.pad_token_id)
+    assert sum(b.input_ids.shape[0] for b in packed) < len(enc)  # rows hold several examples
+    assert padding_fraction(packed) <= padding_fraction(make_batches(enc, 2, tokenizer.pad_token_id))
+    trained = sorted(tuple(b.labels[r][b.labels[r] != IGNORE].tolist()) for b in packed for r in range(len(b.labels)))
+    assert sum(len(t) for t in trained) == sum(sum(x != IGNORE for x in e["labels"]) for e in enc)  # no label lost or doubled
+    assert all(b.input_ids.shape[1] <= 2 * longest for b in packed)
+    assert sum(int((b.position_ids == 0).sum()) for b in packed) == len(enc)  # positions restart once per example; padding continues
+    assert sorted(i for g in pack([5, 3, 7, 2, 2, 9], 10) for i in g) == list(range(6))
+    assert all(sum([5, 3, 7, 2, 2, 9][i] for i in g) <= 10 for g in pack([5, 3, 7, 2, 2, 9], 10))
+
+
+def test_a_packed_row_learns_exactly_what_its_examples_learn_alone(tokenizer, dataset):
+    model = tiny(tokenizer)
+    enc = [encode(tokenizer, r, 4096) for r in load_split(dataset, "train")][:3]
+    [batch] = make_packed_batches(enc, 1, sum(len(e["input_ids"]) for e in enc) + 7, tokenizer.pad_token_id)  # one row, a padding tail
+    alone = [make_batches([e], 1, tokenizer.pad_token_id)[0] for e in enc]
+    with torch.no_grad():
+        # the mean loss over labelled tokens: the token-weighted mean of each example's own loss
+        expected = sum(lm_loss(model, b).item() * b.trained_tokens for b in alone) / sum(b.trained_tokens for b in alone)
+        assert lm_loss(model, batch).item() == pytest.approx(expected, rel=2e-6)
+        leaky = Batch(batch.input_ids, batch.labels, batch.attention_mask)  # the same row attending across its examples
+        assert lm_loss(model, leaky).item() != pytest.approx(expected, rel=1e-5)  # (a random tiny model barely tells them apart)
 
 
 def _cfg(**over):
@@ -134,3 +161,14 @@ def test_qk_clip_in_the_loop_bounds_the_logits_and_saves_a_plain_folder(tokenize
     assert "qk_clip" not in json.dumps(config)
     again = transformers.AutoModelForCausalLM.from_pretrained(clipped.model_dir)
     assert again.config._attn_implementation != "worldsmith_qk_clip"
+
+
+def test_training_on_packed_rows_lowers_the_loss_and_resumes(tokenizer, dataset, tmp_path):
+    logs: list[str] = []
+    result = train(_cfg(packing=True, max_length=4096, max_steps=8, lr=1e-2, muon_lr=5e-2), dataset, tmp_path / "packed", model=tiny(tokenizer),
+                   tokenizer=tokenizer, log=logs.append)  # fmt: skip
+    assert result.losses[-1] < result.losses[0] - 1.0, result.losses
+    assert any("packed batches" in line for line in logs)
+    with_clip = train(_cfg(packing=True, max_length=4096, max_steps=2, qk_clip_tau=0.05), dataset, tmp_path / "clip", model=tiny(tokenizer),
+                      tokenizer=tokenizer, log=lambda m: None)  # fmt: skip
+    assert with_clip.clipped_heads > 0 and len(with_clip.max_logits) == 2

@@ -160,3 +160,20 @@ def test_the_hf_trainer_applies_the_clip_through_a_callback(tmp_path):
     assert len(applied) == 2  # once per optimizer step
     assert applied[0]["clipped_heads"] == sum(len(s) for s in start)  # the first rescaled every head of both layers
     assert m.config._attn_implementation == "sdpa"  # closed at the end of training
+
+
+def test_a_packed_row_records_what_its_examples_record_alone():
+    m = model(2)
+    ids, _ = batch()
+    a, b = ids[0], ids[1, :6]
+    clip = QKClip(m, tau=1e9)
+    alone = [recorded(clip, m, x[None], torch.ones(1, len(x), dtype=torch.long)) for x in (a, b)]
+    row = torch.cat([a, b, torch.full((3,), PAD)])[None]
+    positions = torch.cat([torch.arange(10), torch.arange(6), torch.arange(6, 9)])[None]  # the padding tail continues b
+    real = torch.tensor([[1] * 16 + [0] * 3])
+    m.train()
+    clip.note_real_tokens(real)
+    m.model(input_ids=row, position_ids=positions, use_cache=False)
+    packed = [layer._qk_max.clone() for layer in clip.layers]
+    for got, x, y in zip(packed, *alone, strict=True):
+        assert torch.allclose(got, torch.maximum(x, y), rtol=1e-5)

@@ -335,7 +335,8 @@ class FinetuneConfig(Strict):
     grad_accum: PositiveInt = 1
     max_steps: PositiveInt = 10
     warmup_steps: NonNegInt = 2
-    max_length: PositiveInt = 2048  # tokens per example; longer ones are cut
+    max_length: PositiveInt = 2048  # tokens per example (longer ones are cut); with packing, tokens per row
+    packing: bool = False  # several examples per row (block-causal attention, positions restart): less padding; else length-bucketed
     clip_grad_norm: PositiveFloat = 1.0
     eval_every: PositiveInt = 5
     save_every: PositiveInt = 5

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from worldsmith.config import FinetuneConfig
-from worldsmith.train.data import encode, lm_loss, load_split, make_batches, padding_fraction
+from worldsmith.train.data import encode, lm_loss, load_split, make_batches, make_packed_batches, padding_fraction
 from worldsmith.train.muon import make_optimizer
 from worldsmith.train.qk_clip import QKClip
 
@@ -122,10 +122,15 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
         raise ValueError(f"no training examples in {dataset}/jsonl/train.jsonl: {why}; or point --dataset / finetune.dataset at an export")
     enc = [e for r in train_rows if (e := encode(tokenizer, r, cfg.max_length))]
     val = [e for r in val_rows if (e := encode(tokenizer, r, cfg.max_length))]
-    batches = make_batches(enc, cfg.batch_size, tokenizer.pad_token_id, seed=cfg.seed)
-    val_batches = make_batches(val, cfg.batch_size, tokenizer.pad_token_id, shuffle=False)
+    if cfg.packing:
+        batches = make_packed_batches(enc, cfg.batch_size, cfg.max_length, tokenizer.pad_token_id, seed=cfg.seed)
+        val_batches = make_packed_batches(val, cfg.batch_size, cfg.max_length, tokenizer.pad_token_id, shuffle=False)
+    else:
+        batches = make_batches(enc, cfg.batch_size, tokenizer.pad_token_id, seed=cfg.seed)
+        val_batches = make_batches(val, cfg.batch_size, tokenizer.pad_token_id, shuffle=False)
     pad = padding_fraction(batches)
-    log(f"finetune: {len(enc)} training / {len(val)} validation examples, {len(batches)} batches, padding {pad:.1%}, optimizer {cfg.optimizer}")
+    log(f"finetune: {len(enc)} training / {len(val)} validation examples, {len(batches)} {'packed ' if cfg.packing else ''}batches, "
+        f"padding {pad:.1%}, optimizer {cfg.optimizer}")
     ns_dtype = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfloat16}[cfg.ns_dtype]
     opt = make_optimizer(model, cfg.optimizer, lr=cfg.lr, muon_lr=cfg.muon_lr, weight_decay=cfg.weight_decay, ns_dtype=ns_dtype)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfg.warmup_steps, cfg.max_steps))
@@ -147,8 +152,9 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
         model.train()
         total = 0.0
         for micro in range(cfg.grad_accum):
-            b = batches[(step * cfg.grad_accum + micro) % len(batches)]
-            b = type(b)(b.input_ids.to(device), b.labels.to(device), b.attention_mask.to(device))
+            b = batches[(step * cfg.grad_accum + micro) % len(batches)].to(device)
+            if clip and b.position_ids is not None:
+                clip.note_real_tokens(b.attention_mask)  # a packed batch reaches the model without its padding mask
             with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=cuda):
                 loss = lm_loss(model, b) / cfg.grad_accum
             loss.backward()
@@ -195,7 +201,7 @@ def evaluate(model, batches, device: str, cuda: bool) -> float:
     model.eval()
     losses = []
     for b in batches:
-        b = type(b)(b.input_ids.to(device), b.labels.to(device), b.attention_mask.to(device))
+        b = b.to(device)
         with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=cuda):
             losses.append(lm_loss(model, b).item())
     return round(sum(losses) / len(losses), 5)

@@ -96,12 +96,19 @@ class QKClip:
         # on the decoder itself, which the training loss calls directly (model.model)
         self._hook = getattr(model, "base_model", model).register_forward_pre_hook(self._note_padding, with_kwargs=True)
         self.model = model
+        self._next_real: torch.Tensor | None = None
         self.clipped_heads = 0  # head clips over the run
         self.max_logit = 0.0  # the largest logit seen over the run
 
+    def note_real_tokens(self, mask: torch.Tensor) -> None:
+        """For the next forward: which tokens are real, when the model is not given a 2-D
+        padding mask (packed rows, whose positions mark the examples)."""
+        self._next_real = mask.bool()
+
     def _note_padding(self, _module, args, kwargs) -> None:
         mask = kwargs.get("attention_mask")
-        real = mask.bool() if isinstance(mask, torch.Tensor) and mask.ndim == 2 else None
+        real = mask.bool() if isinstance(mask, torch.Tensor) and mask.ndim == 2 else self._next_real
+        self._next_real = None
         for m in self.layers:
             m._qk_real_queries = real
 
