@@ -172,3 +172,13 @@ def test_training_on_packed_rows_lowers_the_loss_and_resumes(tokenizer, dataset,
     with_clip = train(_cfg(packing=True, max_length=4096, max_steps=2, qk_clip_tau=0.05), dataset, tmp_path / "clip", model=tiny(tokenizer),
                       tokenizer=tokenizer, log=lambda m: None)  # fmt: skip
     assert with_clip.clipped_heads > 0 and len(with_clip.max_logits) == 2
+
+
+def test_an_empty_or_missing_export_stops_with_the_reason(tokenizer, tmp_path):
+    empty = tmp_path / "empty"
+    write_export([], empty, "card")
+    with pytest.raises(ValueError, match="export is empty.*policy_probe"):
+        train(_cfg(), empty, tmp_path / "out", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    with pytest.raises(ValueError, match="there is no export: run the pipeline"):
+        train(_cfg(), tmp_path / "missing", tmp_path / "out", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    assert not (tmp_path / "out").exists()  # nothing half-written

@@ -117,8 +117,9 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
     model.config.use_cache = False
     train_rows, val_rows = load_split(dataset, "train"), load_split(dataset, "validation")
     if not train_rows:
-        why = ("the export is empty: the judge kept no trajectory of the run (`worldsmith judge --stats` says why; a small CPU model "
-               "rarely passes, a stronger agent policy on vLLM does)") if dataset.exists() else "there is no export: run the pipeline (make synth)"  # fmt: skip
+        why = ("the export is empty: the judge kept no trajectory of the run (`worldsmith judge --stats` says why). The packaged "
+               "SmolLM2-135M passes 0 of 16 even on hand-made single-call tasks (`python benchmarks/policy_probe.py` measures a model); "
+               "a stronger agent policy on vLLM is needed") if dataset.exists() else "there is no export: run the pipeline (make synth)"  # fmt: skip
         raise ValueError(f"no training examples in {dataset}/jsonl/train.jsonl: {why}; or point --dataset / finetune.dataset at an export")
     enc = [e for r in train_rows if (e := encode(tokenizer, r, cfg.max_length))]
     val = [e for r in val_rows if (e := encode(tokenizer, r, cfg.max_length))]
