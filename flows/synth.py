@@ -181,7 +181,8 @@ def train_task(cfg, source: str, out: str) -> dict:
 
     r = train(cfg.finetune, Path(source), Path(out), log=_logger().info)
     return {"model": str(r.model_dir), "steps": r.steps, "first_loss": round(r.losses[0], 4), "last_loss": round(r.losses[-1], 4),
-            "val_loss": r.val_losses[-1][1] if r.val_losses else None, "s_per_step": r.seconds_per_step, "tokens_per_s": r.tokens_per_s}  # fmt: skip
+            "val_loss": r.val_losses[-1][1] if r.val_losses else None, "s_per_step": r.seconds_per_step, "tokens_per_s": r.tokens_per_s,
+            "padding": r.padding, **({"max_attention_logit": max(r.max_logits), "qk_clip_head_rescales": r.clipped_heads} if r.max_logits else {})}  # fmt: skip
 
 
 @flow(name="finetune", log_prints=True)

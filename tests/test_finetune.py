@@ -182,3 +182,21 @@ def test_an_empty_or_missing_export_stops_with_the_reason(tokenizer, tmp_path):
     with pytest.raises(ValueError, match="there is no export: run the pipeline"):
         train(_cfg(), tmp_path / "missing", tmp_path / "out", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
     assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_the_finetune_flow_trains_with_packing_and_qk_clip_from_the_config(tokenizer, dataset, tmp_path):
+    from pathlib import Path
+
+    import synth as synth_flows  # flows/synth.py
+
+    base = tmp_path / "base"
+    tiny(tokenizer).save_pretrained(base)
+    tokenizer.save_pretrained(base)
+    root = Path(__file__).resolve().parent.parent
+    sets = [f"finetune.base_model={base}", f"finetune.dataset={dataset}", f"finetune.out_dir={tmp_path / 'models'}", "finetune.name=flow",
+            "finetune.max_steps=2", "finetune.batch_size=2", "finetune.packing=true", "finetune.max_length=4096", "finetune.qk_clip_tau=0.05"]  # fmt: skip
+    counts = synth_flows.finetune.fn(config_path=str(root / "pipeline.yaml"), overrides=sets)
+    assert counts["steps"] == 2 and counts["qk_clip_head_rescales"] > 0 and 0 <= counts["padding"] < 1
+    saved = json.loads((tmp_path / "models" / "flow" / "train.json").read_text())
+    assert saved["config"]["packing"] is True and saved["config"]["qk_clip_tau"] == 0.05 and len(saved["max_logits"]) == 2
+    assert (tmp_path / "models" / "flow" / "model" / "model.safetensors").exists()
