@@ -1,10 +1,11 @@
 """The fine-tuning loop: fits on a screen (nanoGPT-style), plain torch, one optimizer.
 
-Gradient accumulation, linear warmup + cosine decay, gradient clipping, optional QK-clip
-(K2's MuonClip, `qk_clip_tau`), fp32 on CPU and bf16 autocast on CUDA, periodic validation
-loss, checkpoints (model, optimizer, scheduler, step, RNG) written atomically and resumed
-from, and a stop on a non-finite or exploding loss that keeps the last good checkpoint. The result is an HF folder (safetensors,
-tokenizer, the tool-aware chat template) that vLLM serves as is.
+Length-bucketed or packed batches, gradient accumulation, linear warmup + cosine decay,
+gradient clipping, optional QK-clip (K2's MuonClip, `qk_clip_tau`), fp32 on CPU and bf16
+autocast on CUDA, periodic validation loss, checkpoints (model, optimizer, scheduler, step,
+RNG) written atomically and resumed from, and a stop on a non-finite or exploding loss that
+keeps the last good checkpoint. The result is an HF folder (safetensors, tokenizer, the
+tool-aware chat template) that vLLM serves as is.
 """
 
 from __future__ import annotations
