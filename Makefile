@@ -20,7 +20,7 @@ help:
 	@echo "make query       interactive DuckDB shell on the catalog of all runs"
 	@echo "make finetune    fine-tune the base model on the run's exported dataset (Muon + AdamW; ARGS='--set finetune.optimizer=adamw')"
 	@echo "make eval        held-out tasks: the fine-tuned model vs the base model as the agent policy (ARGS='--model PATH')"
-	@echo "make bench       every benchmark (utilisation, overhead, yield, data scale, Muon vs AdamW, kill soak) -> benchmarks/results/"
+	@echo "make bench       every benchmark (utilisation, overhead, yield, policy probe, data scale, Muon vs AdamW + QK-clip, kill soak) -> benchmarks/results/"
 	@echo "make ui          Prefect server + every worldsmith deployment, on http://127.0.0.1:4200 (ui-stop stops)"
 	@echo "make crawl       re-crawl the MCP servers of tool_specs/servers.yaml into tool_specs/crawled/"
 	@echo "make serve       start the embedded model server in the background (serve-stop stops it)"
@@ -72,6 +72,7 @@ bench: setup setup-vllm synth
 	$(BIN)/python benchmarks/rollouts.py --engine vllm
 	$(BIN)/python benchmarks/rollouts.py --engine llamacpp
 	$(BIN)/python benchmarks/yield_cost.py
+	$(BIN)/python benchmarks/policy_probe.py
 	$(BIN)/python benchmarks/data_scale.py
 	$(BIN)/python benchmarks/finetune.py
 	WORLDSMITH_SOAK_KILLS=12 $(BIN)/python -m pytest -q tests/test_resilience.py -k sigkills
