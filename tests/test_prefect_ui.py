@@ -10,10 +10,12 @@ import os
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
+import tenacity
 
 from conftest import free_port
 
@@ -22,6 +24,14 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-ne
          "--disable-sync", "--no-first-run"]  # fmt: skip
 
 
+def _transient(exc: BaseException) -> bool:
+    # the Prefect server answers 503 while its SQLite database is locked by another writer
+    # (the serve() process, the flow run); Prefect's own client retries these, and so do we
+    return isinstance(exc, urllib.error.HTTPError) and exc.code in (429, 502, 503)
+
+
+@tenacity.retry(retry=tenacity.retry_if_exception(_transient), wait=tenacity.wait_exponential(multiplier=0.5, max=8),
+                stop=tenacity.stop_after_attempt(8), reraise=True)  # fmt: skip
 def _api(url: str, data: dict | None = None):
     req = urllib.request.Request(url, data=json.dumps(data).encode() if data is not None else None,
                                  headers={"Content-Type": "application/json"}, method="POST" if data is not None else "GET")  # fmt: skip
