@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 def main() -> None:
     from worlds import cancel_task, order_agent, order_tools, status_task
 
+    from worldsmith.records import Task
     from worldsmith.store import RunStore, query
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -34,7 +35,7 @@ def main() -> None:
     sets = ["smoke.enabled=false", f"rollouts.samples_per_task={a.samples}", "rollouts.first_user_message=goal_request", *a.set]
     run = "probe-orders-" + hashlib.sha256(json.dumps(sets).encode()).hexdigest()[:8]  # same settings: the run resumes
     store = RunStore(Path(a.data), run)
-    if not store.count(type(cancel_task())):
+    if not store.count(Task):
         tools = order_tools()
         store.append(tools)
         store.append([order_agent(tools)])

@@ -159,6 +159,7 @@ def test_the_hf_trainer_applies_the_clip_through_a_callback(tmp_path):
     trainer.train()
     assert len(applied) == 2  # once per optimizer step
     assert applied[0]["clipped_heads"] == sum(len(s) for s in start)  # the first rescaled every head of both layers
+    assert clip.clipped_heads == sum(a["clipped_heads"] for a in applied) and clip.max_logit == max(a["max_logit"] for a in applied)  # the run's totals
     assert m.config._attn_implementation == "sdpa"  # closed at the end of training
 
 

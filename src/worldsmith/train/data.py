@@ -60,23 +60,7 @@ class Batch:
 
 def make_batches(encoded: list[dict[str, list[int]]], batch_size: int, pad_id: int, seed: int = 0, shuffle: bool = True) -> list[Batch]:
     """Length-bucketed batches: sort by length, cut into batches, shuffle the batch order."""
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]["input_ids"]))
-    groups = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-    if shuffle:
-        random.Random(seed).shuffle(groups)
-    batches = []
-    for group in groups:
-        width = max(len(encoded[i]["input_ids"]) for i in group)
-        ids = torch.full((len(group), width), pad_id, dtype=torch.long)
-        labels = torch.full((len(group), width), IGNORE, dtype=torch.long)
-        attn = torch.zeros((len(group), width), dtype=torch.long)
-        for row, i in enumerate(group):
-            n = len(encoded[i]["input_ids"])
-            ids[row, :n] = torch.tensor(encoded[i]["input_ids"])
-            labels[row, :n] = torch.tensor(encoded[i]["labels"])
-            attn[row, :n] = 1
-        batches.append(Batch(ids, labels, attn))
-    return batches
+    return _batches([(e["input_ids"], e["labels"], None) for e in encoded], batch_size, pad_id, seed, shuffle)
 
 
 def pack(lengths: list[int], capacity: int) -> list[list[int]]:
@@ -106,7 +90,13 @@ def make_packed_batches(encoded: list[dict[str, list[int]]], batch_size: int, ma
         labels = [t for i in b for t in encoded[i]["labels"]]
         positions = [p for i in b for p in range(len(encoded[i]["input_ids"]))]
         rows.append((ids, labels, positions))
-    rows.sort(key=lambda r: len(r[0]))
+    return _batches(rows, batch_size, pad_id, seed, shuffle)
+
+
+def _batches(rows: list[tuple[list[int], list[int], list[int] | None]], batch_size: int, pad_id: int, seed: int, shuffle: bool) -> list[Batch]:
+    """Rows (ids, labels, positions or None) sorted by length, cut into batches of `batch_size`
+    rows (the batch order shuffled), each padded to its longest row."""
+    rows = sorted(rows, key=lambda r: len(r[0]))
     groups = [rows[i : i + batch_size] for i in range(0, len(rows), batch_size)]
     if shuffle:
         random.Random(seed).shuffle(groups)
@@ -116,11 +106,12 @@ def make_packed_batches(encoded: list[dict[str, list[int]]], batch_size: int, ma
         ids = torch.full((len(group), width), pad_id, dtype=torch.long)
         labels = torch.full((len(group), width), IGNORE, dtype=torch.long)
         attn = torch.zeros((len(group), width), dtype=torch.long)
-        pos = torch.zeros((len(group), width), dtype=torch.long)
+        pos = torch.zeros((len(group), width), dtype=torch.long) if group[0][2] is not None else None
         for row, (row_ids, row_labels, row_pos) in enumerate(group):
             n = len(row_ids)
             ids[row, :n], labels[row, :n], attn[row, :n] = torch.tensor(row_ids), torch.tensor(row_labels), 1
-            pos[row] = torch.cat([torch.tensor(row_pos), torch.arange(row_pos[-1] + 1, row_pos[-1] + 1 + width - n)])
+            if pos is not None:  # the padding tail continues the row's last positions
+                pos[row] = torch.cat([torch.tensor(row_pos), torch.arange(row_pos[-1] + 1, row_pos[-1] + 1 + width - n)])
         batches.append(Batch(ids, labels, attn, pos))
     return batches
 

@@ -169,9 +169,7 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad_norm)
         opt.step()
         if clip:  # after the update, from the logits of this step's forward passes, as K2 does
-            seen = clip.apply()
-            result.max_logits.append(round(seen["max_logit"], 4))
-            result.clipped_heads += seen["clipped_heads"]
+            result.max_logits.append(round(clip.apply()["max_logit"], 4))
         sched.step()
         opt.zero_grad(set_to_none=True)
         result.losses.append(total)
@@ -190,6 +188,7 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
     result.peak_rss_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     if clip:
         clip.close()
+        result.clipped_heads = clip.clipped_heads
         log(f"finetune: QK-clip at tau {cfg.qk_clip_tau:g}: {result.clipped_heads} head rescales in {steps_run} steps, "
             f"largest attention logit {max(result.max_logits, default=0):.2f}")
     result.model_dir = save_model(model, tokenizer, out / "model")
