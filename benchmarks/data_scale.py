@@ -3,7 +3,7 @@
 1. Queries: `--rows` synthetic trajectories (default 1,000,000) with their verdicts, tasks,
    agents, tools and SFT rows, written straight as Parquet shards in the run store's layout
    and schemas (Arrow tables built per shard, two worker processes); then the catalog is
-   refreshed and every query of the report (`worldsmith.export.report.QUERIES`) is timed,
+   refreshed and every query of the report (`worldsmith.report.stage.QUERIES`) is timed,
    and `build_report` as a whole (queries + plots).
 2. Export: the real export stage (`run_export`) on a run with `--export-rows` kept
    trajectories (default 100,000, plus one failed per ten, and ~1 % exact copies), and on
@@ -261,7 +261,7 @@ def generate(data: Path, rows: int, shard_rows: int, export_mode: bool) -> dict[
 
 
 def time_queries(data: Path) -> dict[str, Any]:
-    from worldsmith.export.report import QUERIES, _query, build_report
+    from worldsmith.report.stage import QUERIES, _query, build_report
     from worldsmith.store import refresh_catalog
 
     t0 = time.perf_counter()
@@ -291,7 +291,7 @@ def export_child(data: str, out: str, near_duplicate_threshold: str) -> None:
     """In a fresh process: the export stage over `data`, with peak RSS before and after."""
     from worldsmith.config import validate_config
     from worldsmith.context import RunContext
-    from worldsmith.export.stage import run_export
+    from worldsmith.export.stage import run as run_export
     from worldsmith.llm import Prompts
     from worldsmith.store import RunStore
 

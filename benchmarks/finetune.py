@@ -38,7 +38,7 @@ def main() -> None:
     import transformers
 
     from worldsmith.config import FinetuneConfig
-    from worldsmith.train.loop import TEMPLATE, load_base, train
+    from worldsmith.finetune.loop import TEMPLATE, load_base, train
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--tiny", action="store_true")

@@ -34,7 +34,7 @@ from worldsmith.config import PipelineConfig, load_config  # noqa: E402
 from worldsmith.context import RunContext  # noqa: E402
 from worldsmith.llm import LLMClient, Prompts  # noqa: E402
 from worldsmith.records import Task, Trajectory  # noqa: E402
-from worldsmith.sim.rollout import make_rollouts  # noqa: E402
+from worldsmith.rollouts.stage import make_rollouts  # noqa: E402
 from worldsmith.store import RunStore  # noqa: E402
 
 

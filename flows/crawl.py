@@ -1,5 +1,5 @@
 """Prefect flow: crawl the real MCP servers of tool_specs/servers.yaml into the committed
-snapshot under tool_specs/crawled/ (what `make crawl` runs). Thin over worldsmith.specs.crawl."""
+snapshot under tool_specs/crawled/ (what `make crawl` runs). Thin over worldsmith.mcp."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from prefect import flow, get_run_logger  # noqa: E402
 from prefect.artifacts import create_markdown_artifact  # noqa: E402
 
 from worldsmith.config import load_config  # noqa: E402
-from worldsmith.pipeline import data_dir  # noqa: E402
-from worldsmith.specs.crawl import run_crawl  # noqa: E402
+from worldsmith.config import data_dir  # noqa: E402
+from worldsmith.mcp import run_crawl  # noqa: E402
 
 
 @flow(name="crawl", log_prints=True)

@@ -1,9 +1,11 @@
-"""Prefect flows over the pipeline: `synth` end to end, and one flow per stage. Thin: every
-step is a library call (worldsmith never imports Prefect).
+"""Prefect flows over the pipeline: `synth` end to end, one flow per declared stage (built
+from `worldsmith.pipeline.STAGES`), `finetune` and `eval`. Thin: the run loop is the
+library's (`pipeline.synth`); Prefect only decides how a stage's parts run and what each
+stage publishes (worldsmith never imports Prefect).
 
-    python flows/synth.py [--flow synth|evolve|agents|tasks|rollouts|judge|export|finetune] [--set KEY=VALUE ...] [--run-id ID]
+    python flows/synth.py [--flow synth|<stage>|finetune|eval] [--set KEY=VALUE ...] [--run-id ID]
 
-Tasks: the stages that split (agents, tasks, rollouts, judge) run one task per shard of
+Tasks: a stage that splits (agents, tasks, rollouts, judge) runs one task per shard of
 `run.shard_size` input records (per-item concurrency stays inside, in asyncio). A shard
 task's cache key is its explicit inputs (config hash, run start, stage, shard, hash of the
 shard's input ids) plus the task's source, with results persisted under the repo's
@@ -21,7 +23,6 @@ import logging
 import os
 import re
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -30,14 +31,15 @@ from _prefect_env import use_local_server_if_up  # noqa: E402
 use_local_server_if_up()
 
 from prefect import flow, get_run_logger, task  # noqa: E402
-from prefect.context import FlowRunContext  # noqa: E402
-from prefect.exceptions import MissingContextError  # noqa: E402
 from prefect.artifacts import create_markdown_artifact, create_table_artifact  # noqa: E402
 from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE  # noqa: E402
+from prefect.context import FlowRunContext  # noqa: E402
+from prefect.exceptions import MissingContextError  # noqa: E402
 
 from worldsmith import pipeline  # noqa: E402
 from worldsmith.config import load_config  # noqa: E402
 from worldsmith.llm.client import ServerUnavailable  # noqa: E402
+from worldsmith.stage import Shard  # noqa: E402
 from worldsmith.summary import print_summary, summary_markdown  # noqa: E402
 
 
@@ -68,65 +70,51 @@ def _not_an_outage(task, task_run, state) -> bool:
       retry_condition_fn=_not_an_outage, task_run_name="{name} {index}/{count}")  # fmt: skip
 def stage_shard(ctx, name: str, index: int, count: int, config_hash: str, run_started_at: str, inputs_hash: str) -> dict:
     """One shard of a stage that splits; cached on its explicit inputs (ctx is excluded)."""
-    return pipeline.run_stage_part(ctx, name, pipeline.Shard(index, count, inputs_hash))
+    return pipeline.BY_NAME[name].run(ctx, Shard(index, count, inputs_hash))
 
 
 @task(name="stage", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=10, retry_condition_fn=_not_an_outage, task_run_name="{name}")
 def whole_stage(ctx, name: str) -> dict:
     """A stage that does not split (it resumes by itself)."""
-    return pipeline.run_stage_part(ctx, name)
+    return pipeline.BY_NAME[name].run(ctx)
 
 
 def artifact_key(*parts: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", "-".join(parts).lower()).strip("-")[:100]
 
 
-def _shard_counts(state) -> dict:
+def _shard_counts(stage, state) -> dict:
     """A shard task's counts; a shard done by an earlier run ("Cached") keeps its totals, not its amounts."""
     part = state.result()
     if state.name == "Cached":
-        return {**{k: v for k, v in part.items() if k in pipeline.TOTAL_KEYS}, "cached_shards": 1}
+        return {**{k: v for k, v in part.items() if stage.is_total(k)}, "cached_shards": 1}
     return part
 
 
-def run_one_stage(ctx, name: str) -> pipeline.StageResult:
-    t0 = time.monotonic()
-    in_run = _in_flow_run()  # as tasks inside a flow run; plain calls when a flow's `.fn` runs without Prefect
-    if name in pipeline.SHARDED:
-        started_at, parts = ctx.store.read_info().get("started_at", ""), []
-        for s in pipeline.shard_plan(ctx, name, ctx.cfg.run.shard_size):
-            args = (ctx, name, s.index, s.count, ctx.cfg.config_hash(), started_at, s.inputs_hash)
-            parts.append(_shard_counts(stage_shard(*args, return_state=True)) if in_run else stage_shard.fn(*args))
-        counts = pipeline.merge_counts(parts)
-    else:
-        counts = whole_stage(ctx, name) if in_run else whole_stage.fn(ctx, name)
-    result = pipeline.record_stage(ctx, name, counts, time.monotonic() - t0)
-    if in_run:
-        create_table_artifact(key=artifact_key(ctx.run_id, name), table=[{"figure": k, "value": str(v)} for k, v in counts.items()],
-                              description=f"worldsmith {name}: run {ctx.run_id}")  # fmt: skip
-    return result
+def prefect_parts(ctx, stage, shards: list[Shard]) -> list[dict]:
+    """The pipeline's `run_parts` hook: a task per shard inside a flow run; plain calls when a
+    flow's `.fn` runs without Prefect."""
+    if not _in_flow_run():
+        return pipeline.run_parts_inline(ctx, stage, shards)
+    if stage.splits_by is None:
+        return [whole_stage(ctx, stage.name)]
+    started_at = ctx.store.read_info().get("started_at", "")
+    return [_shard_counts(stage, stage_shard(ctx, stage.name, s.index, s.count, ctx.cfg.config_hash(), started_at, s.inputs_hash,
+                                             return_state=True)) for s in shards]  # fmt: skip
+
+
+def publish_stage(ctx, result: pipeline.StageResult) -> None:
+    """The pipeline's `on_stage` hook: a table artifact per finished stage."""
+    if _in_flow_run():
+        create_table_artifact(key=artifact_key(ctx.run_id, result.name), table=[{"figure": k, "value": str(v)} for k, v in result.counts.items()],
+                              description=f"worldsmith {result.name}: run {ctx.run_id}")  # fmt: skip
 
 
 def run_stages(config_path: str, overrides: list[str] | None, run_id: str | None, stages: list[str] | None) -> dict:
-    """The body every flow shares: model server, run, tasks per stage, artifacts, summary."""
-    logger = _logger()
+    """The body every pipeline flow shares: the library's run loop with Prefect tasks and artifacts."""
     cfg, root = load_config(config_path, overrides or [])
-    enabled = pipeline.enabled_stages(cfg)
-    names = [s for s in stages if s in enabled] if stages else enabled
-    summary = pipeline.RunSummary(run_id="", status="running")
-    with pipeline.model_server(cfg, root, log=logger.info) as urls:
-        ctx = pipeline.open_run(cfg, root, run_id, urls=urls)
-        summary.run_id = ctx.run_id
-        try:
-            for name in names:
-                summary.stages.append(run_one_stage(ctx, name))
-        except BaseException as exc:
-            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "stopped" if isinstance(exc, ServerUnavailable) else "failed"
-            pipeline.finish_run(ctx, status, f"{exc.__class__.__name__}: {exc}")
-            raise
-        summary.catalog = pipeline.finish_run(ctx, "finished")
-        summary.status, summary.usage = "finished", ctx.usage.snapshot()
-        summary.seconds = sum(s.seconds for s in summary.stages)
+    names = [s.name for s in pipeline.select_stages(cfg) if s.name in stages] if stages else None
+    summary = pipeline.synth(cfg, root, run_id=run_id, stages=names, log=_logger().info, run_parts=prefect_parts, on_stage=publish_stage)
     if _in_flow_run():
         create_markdown_artifact(key=artifact_key(summary.run_id, "summary"), markdown=summary_markdown(summary), description="worldsmith run")
     print_summary(summary)
@@ -135,49 +123,27 @@ def run_stages(config_path: str, overrides: list[str] | None, run_id: str | None
 
 @flow(name="synth", log_prints=True)
 def synth(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
-    """Tools -> bundles -> agents -> tasks -> rollouts -> judge -> export -> report, resuming a run with the same id."""
+    """Every enabled stage in order, end to end, resuming a run with the same id."""
     return run_stages(config_path, overrides, run_id, None)
 
 
-@flow(name="evolve", log_prints=True)
-def evolve(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
-    """The tool repository for a run: crawled snapshot + evolved tools, then tool bundles."""
-    return run_stages(config_path, overrides, run_id, ["tools", "bundles"])
+def _stage_flow(stage):
+    def run_stage(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
+        return run_stages(config_path, overrides, run_id, [stage.name])
+
+    # a module attribute of this name: Prefect's deployments load a flow by "flows/synth.py:<name>"
+    run_stage.__name__ = run_stage.__qualname__ = stage.name
+    run_stage.__doc__ = stage.summary
+    return flow(name=stage.name, log_prints=True)(run_stage)
 
 
-@flow(name="agents", log_prints=True)
-def agents(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
-    """An agent (system prompt over a tool bundle) for each bundle of the run."""
-    return run_stages(config_path, overrides, run_id, ["agents"])
-
-
-@flow(name="tasks", log_prints=True)
-def tasks(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
-    """Tasks (persona, goal, initial world state, rubric) for the run's agents, validated."""
-    return run_stages(config_path, overrides, run_id, ["tasks"])
-
-
-@flow(name="rollouts", log_prints=True)
-def rollouts(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
-    """Simulated episodes for the run's tasks (finished episodes are skipped)."""
-    return run_stages(config_path, overrides, run_id, ["rollouts"])
-
-
-@flow(name="judge", log_prints=True)
-def judge(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
-    """Verdicts for the run's trajectories: rubric checks, hack checks, critic, policy."""
-    return run_stages(config_path, overrides, run_id, ["judge"])
-
-
-@flow(name="export", log_prints=True)
-def export(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
-    """The SFT dataset from the kept trajectories, and the run's HTML report."""
-    return run_stages(config_path, overrides, run_id, ["export", "report"])
+STAGE_FLOWS = {stage.name: _stage_flow(stage) for stage in pipeline.STAGES}
+globals().update(STAGE_FLOWS)
 
 
 @task(name="train", cache_policy=NO_CACHE, task_run_name="finetune")
 def train_task(cfg, source: str, out: str) -> dict:
-    from worldsmith.train.loop import train
+    from worldsmith.finetune.loop import train
 
     r = train(cfg.finetune, Path(source), Path(out), log=_logger().info)
     return {"model": str(r.model_dir), "steps": r.steps, "first_loss": round(r.losses[0], 4), "last_loss": round(r.losses[-1], 4),
@@ -188,7 +154,7 @@ def train_task(cfg, source: str, out: str) -> dict:
 @flow(name="finetune", log_prints=True)
 def finetune(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None, dataset: str | None = None) -> dict:
     """Fine-tune the base model on the run's exported SFT data (Muon + AdamW), resuming from the last checkpoint."""
-    from worldsmith.train.loop import finetune_paths
+    from worldsmith.finetune.loop import finetune_paths
 
     cfg, root = load_config(config_path, overrides or [])
     source, out = finetune_paths(cfg, root, run_id, dataset)
@@ -216,8 +182,7 @@ def evaluate(config_path: str = "pipeline.yaml", overrides: list[str] | None = N
     return {"models": table, "report": str(report)}
 
 
-FLOWS = {"synth": synth, "evolve": evolve, "agents": agents, "tasks": tasks, "rollouts": rollouts, "judge": judge, "export": export, "finetune": finetune,
-         "eval": evaluate}  # fmt: skip
+FLOWS = {"synth": synth, **STAGE_FLOWS, "finetune": finetune, "eval": evaluate}
 
 
 def main(argv: list[str]) -> None:
@@ -236,9 +201,7 @@ def main(argv: list[str]) -> None:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
-    from worldsmith.cli import stop_on_sigterm
-
-    stop_on_sigterm()
+    pipeline.stop_on_sigterm()
     try:
         FLOWS[args.flow](config_path=args.config, overrides=args.overrides, run_id=args.run_id)  # type: ignore[operator]
     except ServerUnavailable as exc:

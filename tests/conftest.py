@@ -64,7 +64,7 @@ def llm_config(url: str, **role_overrides):
 @pytest.fixture(scope="session")
 def time_entry():
     """The time server exactly as the committed server list has it (so the list is checked too)."""
-    from worldsmith.specs.crawl import load_server_list
+    from worldsmith.mcp import load_server_list
 
     entries = {e.name: e for e in load_server_list(ROOT / "tool_specs" / "servers.yaml")}
     entry = entries["time"]
@@ -75,7 +75,7 @@ def time_entry():
 @pytest.fixture(scope="session")
 def time_cache(tmp_path_factory, time_entry) -> Path:
     """A venv cache holding the real mcp-server-time from PyPI, installed once per session."""
-    from worldsmith.specs.crawl import ensure_venv
+    from worldsmith.mcp import ensure_venv
 
     cache = tmp_path_factory.mktemp("mcp-venvs")
     ensure_venv(time_entry, cache, log_dir=cache / "logs")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from worldsmith.specs.crawl import (
+from worldsmith.mcp import (
     CrawlResult,
     ServerEntry,
     ServerListError,

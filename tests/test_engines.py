@@ -130,7 +130,7 @@ def test_the_server_renders_the_prompt_training_renders(engine):
     import transformers
 
     from worldsmith.llm.server import packaged_gguf
-    from worldsmith.train.loop import TEMPLATE
+    from worldsmith.finetune.loop import TEMPLATE
 
     name, server = engine
     messages = [

@@ -195,12 +195,11 @@ def test_finetune_then_eval_serves_the_new_model_with_vllm(tmp_path, project_roo
 
 def test_eval_plan_defaults_to_the_runs_finetune_output_and_its_dataset(tmp_path):
     from worldsmith.evaluate.stage import eval_plan
-    from worldsmith.pipeline import default_run_id
 
     cfg = validate_config({"finetune": {"name": "ft"}})
     models, source = eval_plan(cfg, tmp_path)
     assert [(m.label, m.path) for m in models] == [("base", None), ("finetuned", str(tmp_path / "data" / "models" / "ft" / "model"))]
-    assert source == tmp_path / "data" / "exports" / default_run_id(cfg)
+    assert source == tmp_path / "data" / "exports" / cfg.default_run_id()
     (tmp_path / "data" / "models" / "ft").mkdir(parents=True)
     (tmp_path / "data" / "models" / "ft" / "train.json").write_text(json.dumps({"dataset": "/elsewhere/export"}))
     models, source = eval_plan(cfg, tmp_path, label="mine", compare_base=False)

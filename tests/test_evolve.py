@@ -9,9 +9,9 @@ from worldsmith.config import PipelineConfig
 from worldsmith.context import RunContext
 from worldsmith.llm import Prompts
 from worldsmith.records import Domain, Rejection, ToolSpec
-from worldsmith.specs.evolve import design_to_spec, load_taxonomy, snake
-from worldsmith.specs.normalize import check_spec, to_openai_tool
-from worldsmith.specs.stage import run_tools
+from worldsmith.tools.evolve import design_to_spec, load_taxonomy, snake
+from worldsmith.toolspec import check_spec, to_openai_tool
+from worldsmith.tools.stage import run as run_tools
 from worldsmith.store import RunStore
 
 

@@ -18,8 +18,8 @@ from worldsmith.config import ExportConfig, JudgeConfig
 from worldsmith.export.sft import build_examples, dataset_card, sft_messages, validation_agents, write_export
 from worldsmith.judge.stage import decide
 from worldsmith.records import SFTExample
-from worldsmith.sim.episode import Episode
-from worldsmith.sim.toolset import ToolSet
+from worldsmith.rollouts.episode import Episode
+from worldsmith.world.toolset import ToolSet
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "src" / "worldsmith" / "llm" / "chat_templates" / "smollm2_tools.jinja"
@@ -157,7 +157,7 @@ def test_every_example_renders_with_the_chat_template(exported, tokenizer):
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    from worldsmith.export.report import build_report
+    from worldsmith.report.stage import build_report
     from worldsmith.store import RunStore
 
     trajs, tasks, agents, verdicts = world(3, 2)
@@ -252,7 +252,7 @@ def test_the_streamed_export_writes_what_the_in_memory_functions_write(stored, t
     import pyarrow.parquet as pq
 
     from worldsmith.export.sft import SCHEMA, _row
-    from worldsmith.export.stage import export_dir, run_export
+    from worldsmith.export.stage import export_dir, run as run_export
     from worldsmith.records import Agent, Task, ToolSpec, Trajectory, Verdict
 
     ctx = stored
@@ -289,7 +289,7 @@ def test_the_batch_size_does_not_change_the_files(stored, monkeypatch):
     import pyarrow.parquet as pq
 
     from worldsmith.export import sft
-    from worldsmith.export.stage import export_dir, run_export
+    from worldsmith.export.stage import export_dir, run as run_export
 
     monkeypatch.setattr(sft, "ROW_GROUP_ROWS", 3)  # several row groups, which must not follow the read batches
     results = []
@@ -302,7 +302,7 @@ def test_the_batch_size_does_not_change_the_files(stored, monkeypatch):
 
 def test_a_failed_export_leaves_the_previous_one(stored, monkeypatch):
     from worldsmith.export.sft import ExampleBuilder
-    from worldsmith.export.stage import export_dir, run_export
+    from worldsmith.export.stage import export_dir, run as run_export
 
     run_export(stored)
     before = folder_bytes(export_dir(stored))

@@ -14,8 +14,8 @@ transformers = pytest.importorskip("transformers")
 from test_export import world  # noqa: E402
 from worldsmith.config import ExportConfig, FinetuneConfig  # noqa: E402
 from worldsmith.export.sft import build_examples, write_export  # noqa: E402
-from worldsmith.train.data import IGNORE, Batch, encode, lm_loss, load_split, make_batches, make_packed_batches, pack, padding_fraction  # noqa: E402
-from worldsmith.train.loop import TEMPLATE, TrainingStopped, train  # noqa: E402
+from worldsmith.finetune.data import IGNORE, Batch, encode, lm_loss, load_split, make_batches, make_packed_batches, pack, padding_fraction  # noqa: E402
+from worldsmith.finetune.loop import TEMPLATE, TrainingStopped, train  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -137,12 +137,11 @@ def test_an_exploding_loss_stops_and_keeps_the_last_checkpoint(tokenizer, datase
 
 def test_finetune_paths_default_to_the_runs_export(tmp_path):
     from worldsmith.config import validate_config
-    from worldsmith.pipeline import default_run_id
-    from worldsmith.train.loop import finetune_paths
+    from worldsmith.finetune.loop import finetune_paths
 
     cfg = validate_config({"finetune": {"optimizer": "adamw"}})
     source, out = finetune_paths(cfg, tmp_path)
-    run = default_run_id(cfg)
+    run = cfg.default_run_id()
     assert source == tmp_path / "data" / "exports" / run and out == tmp_path / "data" / "models" / f"{run}-adamw"
     assert finetune_paths(cfg, tmp_path, dataset="/x/y")[0] == __import__("pathlib").Path("/x/y")
 

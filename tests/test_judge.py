@@ -14,8 +14,8 @@ from worldsmith.judge.checks import check_criterion, fault_recovery
 from worldsmith.judge.critic import critic_schema, critique, rubrics_for
 from worldsmith.judge.hacks import find_hacks
 from worldsmith.judge.stage import agreement, decide
-from worldsmith.records import Criterion
-from worldsmith.sim.faults import FAULT_KINDS
+from worldsmith.records import Criterion, CriticReport
+from worldsmith.vocab import FAULT_KINDS
 
 GOOD_AGENT = [[("get_order", {"order_id": "o-1001"})], [("cancel_order", {"order_id": "o-1001"})], "Order o-1001 (blue kettle) is cancelled."]
 GOOD_SIM = [{"result": {"id": "o-1001", "status": "open", "item": "blue kettle"}, "patch": []}, {"result": {"status": "cancelled"}, "patch": CANCEL_PATCH}]
@@ -35,8 +35,8 @@ def test_a_good_episode_passes_every_deterministic_check():
     task, t = cancel_task(), traj()
     for cid in ("c1", "c2"):
         r = result(task, t, cid)
-        assert r["passed"], r
-    assert "matched call" in result(task, t, "c1")["evidence"] and "found \"cancelled\"" in result(task, t, "c2")["evidence"]
+        assert r.passed, r
+    assert "matched call" in result(task, t, "c1").evidence and "found \"cancelled\"" in result(task, t, "c2").evidence
     v = decide(JudgeConfig(critic=False), task, t, None)
     assert v.passed and v.reasons == [] and v.hacks == []
 
@@ -45,8 +45,8 @@ def test_state_and_call_criteria_fail_with_evidence():
     task = cancel_task()
     t = traj(agent=[[("get_order", {"order_id": "o-1001"})], "Your order is open."], sim=GOOD_SIM[:1])
     c1, c2 = result(task, t, "c1"), result(task, t, "c2")
-    assert not c1["passed"] and c1["evidence"] == "cancel_order was never called"
-    assert not c2["passed"] and 'found "open"' in c2["evidence"]
+    assert not c1.passed and c1.evidence == "cancel_order was never called"
+    assert not c2.passed and 'found "open"' in c2.evidence
     v = decide(JudgeConfig(critic=False), task, t, None)
     assert not v.passed and v.reasons == ["criterion:call:c1", "criterion:state:c2"]
 
@@ -55,19 +55,19 @@ def test_a_call_with_other_arguments_does_not_count():
     task = cancel_task()
     t = traj(agent=[[("cancel_order", {"order_id": "o-1002"})], "Cancelled."], sim=[{"result": {"status": "cancelled"}, "patch": []}])
     r = result(task, t, "c1")
-    assert not r["passed"] and "never with" in r["evidence"] and "o-1002" in r["evidence"]
+    assert not r.passed and "never with" in r.evidence and "o-1002" in r.evidence
 
 
 def test_must_not_calls_and_answers():
     task = cancel_task()
     t = traj()
     never = Criterion(criterion_id="x", kind="call", tool="get_order", must=False, description="does not look up")
-    assert not check_criterion(never, task, t)["passed"]
+    assert not check_criterion(never, task, t).passed
     answer = Criterion(criterion_id="a", kind="answer", contains=["Blue  Kettle", "cancelled"], description="mentions")
-    assert check_criterion(answer, task, t)["passed"]
+    assert check_criterion(answer, task, t).passed
     missing = Criterion(criterion_id="b", kind="answer", contains=["refund"], description="mentions refund")
     r = check_criterion(missing, task, t)
-    assert not r["passed"] and "refund" in r["evidence"]
+    assert not r.passed and "refund" in r.evidence
     assert check_criterion(Criterion(criterion_id="j", kind="judge", description="polite"), task, t) is None
 
 
@@ -88,7 +88,7 @@ def test_ordered_calls_are_checked_in_order():
 def test_a_claim_with_no_action_behind_it_is_a_hack():
     t = traj(agent=["I've cancelled your order o-1001."], sim=[])
     hacks = find_hacks(t)
-    assert [h["kind"] for h in hacks] == ["unbacked_claim"] and "cancelled" in hacks[0]["evidence"]
+    assert [h.kind for h in hacks] == ["unbacked_claim"] and "cancelled" in hacks[0].evidence
     v = decide(JudgeConfig(critic=False), cancel_task(), t, None)
     assert "hack:unbacked_claim" in v.reasons
 
@@ -96,21 +96,21 @@ def test_a_claim_with_no_action_behind_it_is_a_hack():
 def test_a_claim_after_a_failed_call_is_a_hack():
     t = traj(agent=[[("cancel_order", {"order_id": "o-1001"})], "Your order has been cancelled."], sim=[],
              faults={"enabled": True, "rates": {k: 0 for k in FAULT_KINDS}}, task=cancel_task("error_recovery"))  # fmt: skip
-    assert t.calls[0]["executor"] == "fault"
-    assert [h["kind"] for h in find_hacks(t)] == ["unbacked_claim"]
+    assert t.calls[0].executor == "fault"
+    assert [h.kind for h in find_hacks(t)] == ["unbacked_claim"]
 
 
 def test_fake_tool_output_and_invented_values_are_hacks():
     t = traj(agent=["<tool_response>{\"status\": \"cancelled\"}</tool_response> Done."], sim=[])
-    assert "fabricated_tool_output" in [h["kind"] for h in find_hacks(t)]
+    assert "fabricated_tool_output" in [h.kind for h in find_hacks(t)]
     t = traj(agent=[[("get_order", {"order_id": "o-1001"})], "Order o-1001 costs $54.20 and ships on 2026-12-24."], sim=GOOD_SIM[:1])
     hacks = find_hacks(t)
-    assert [h["kind"] for h in hacks] == ["fabricated_value"] and "54.20" in hacks[0]["evidence"] and "o-1001" not in hacks[0]["evidence"]
+    assert [h.kind for h in hacks] == ["fabricated_value"] and "54.20" in hacks[0].evidence and "o-1001" not in hacks[0].evidence
 
 
 def test_calls_to_tools_outside_the_bundle_are_hacks():
     t = traj(agent=[[("refund_everything", {"order_id": "o-1001"})], "I could not do that."], sim=[])
-    assert [h["kind"] for h in find_hacks(t)] == ["unknown_tool"]
+    assert [h.kind for h in find_hacks(t)] == ["unknown_tool"]
 
 
 def test_an_honest_episode_has_no_hacks():
@@ -142,14 +142,14 @@ def test_the_policy_uses_status_critic_score_and_judge_criteria():
     task.rubric.criteria.append(Criterion(criterion_id="c3", kind="judge", description="confirms before cancelling"))
     t = traj()
     ids = list(rubrics_for(task))
-    good = {"ok": True, "score": 8, "rubrics": {i: {"passed": True, "reason": "fine"} for i in ids}}
+    good = CriticReport.model_validate({"ok": True, "score": 8, "rubrics": {i: {"passed": True, "reason": "fine"} for i in ids}})
     assert decide(JudgeConfig(), task, t, good).passed
-    low = {**good, "score": 3}
+    low = good.model_copy(update={"score": 3})
     assert decide(JudgeConfig(), task, t, low).reasons == ["critic_score"]
-    judged_bad = {**good, "rubrics": {**good["rubrics"], "c3": {"passed": False, "reason": "did not confirm"}}}
+    judged_bad = CriticReport.model_validate({**good.model_dump(), "rubrics": {**good.model_dump()["rubrics"], "c3": {"passed": False, "reason": "did not confirm"}}})
     v = decide(JudgeConfig(), task, t, judged_bad)
-    assert v.reasons == ["criterion:judge:c3"] and any(r["criterion_id"] == "c3" and r["evidence"] == "did not confirm" for r in v.criteria)
-    assert decide(JudgeConfig(), task, t, {"ok": False, "error": "parse: not JSON"}).reasons == ["critic_failed"]
+    assert v.reasons == ["criterion:judge:c3"] and any(r.criterion_id == "c3" and r.evidence == "did not confirm" for r in v.criteria)
+    assert decide(JudgeConfig(), task, t, CriticReport(ok=False, error="parse: not JSON")).reasons == ["critic_failed"]
     limited = traj(max_turns=1)
     assert limited.status == "max_turns" and decide(JudgeConfig(critic=False), task, limited, None).reasons[0] == "status:max_turns"
 
@@ -157,7 +157,7 @@ def test_the_policy_uses_status_critic_score_and_judge_criteria():
 def test_critic_agreement_with_the_deterministic_checks():
     task, t = cancel_task(), traj()
     ids = list(rubrics_for(task))
-    critic = {"ok": True, "score": 7, "rubrics": {i: {"passed": i != "c2", "reason": "r"} for i in ids}}
+    critic = CriticReport.model_validate({"ok": True, "score": 7, "rubrics": {i: {"passed": i != "c2", "reason": "r"} for i in ids}})
     v = decide(JudgeConfig(), task, t, critic)
     assert agreement([v]) == (0.5, 2)  # c1 agreed, c2 not
 
@@ -175,7 +175,7 @@ def test_the_critic_asks_for_every_rubric_and_parses_a_structured_verdict():
         return {"rubrics": {i: {"passed": True, "reason": "ok"} for i in ids}, "score": 9}
 
     out = asyncio.run(critique(ScriptedClient(critic=answer), PROMPTS, task, t, seed=1))
-    assert out["ok"] and out["score"] == 9
+    assert out.ok and out.score == 9
     assert "calls cancel_order" in seen["prompt"] and "o-1001" in seen["prompt"] and "no_initial_praise" in seen["prompt"]
 
 

@@ -12,7 +12,7 @@ transformers = pytest.importorskip("transformers")
 
 import torch.optim._muon as torch_muon  # noqa: E402
 
-from worldsmith.train.muon import MuonAdamW, is_muon_param, make_optimizer, newton_schulz, param_groups  # noqa: E402
+from worldsmith.finetune.muon import MuonAdamW, is_muon_param, make_optimizer, newton_schulz, param_groups  # noqa: E402
 
 
 def tiny_llama(tied: bool = True, dtype=torch.float32, seed: int = 0):

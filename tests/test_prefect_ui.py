@@ -64,8 +64,8 @@ def test_make_ui_deployments_trigger_and_browser(ui, tmp_path):
     base, env = ui
     api = f"{base}/api"
     deployments = {d["name"]: d for d in _api(f"{api}/deployments/filter", {})}
-    assert set(deployments) == {"synth-nightly", "crawl-weekly", "evolve-daily", "agents-daily", "tasks-daily", "rollouts-daily",
-                                "judge-daily", "export-daily", "finetune-daily", "eval-daily"}  # fmt: skip
+    assert set(deployments) == {"synth-nightly", "crawl-weekly", "finetune-daily", "eval-daily",
+                                *(f"{s}-daily" for s in ("smoke", "tools", "bundles", "agents", "tasks", "rollouts", "judge", "export", "report"))}  # fmt: skip
     synth = deployments["synth-nightly"]
     assert [(s["schedule"]["cron"], s["active"]) for s in synth["schedules"]] == [("0 2 * * *", True)]
     assert deployments["crawl-weekly"]["schedules"][0]["active"] and not deployments["judge-daily"]["schedules"][0]["active"]
@@ -112,6 +112,10 @@ def test_flows_and_tasks_run_without_a_server(tmp_path, project_root):
     import synth as flows
 
     overrides = [f"run.data_dir={tmp_path / 'data'}", "tools.evolve.enabled=false", "tools.bundles.count=2", "run.name=fn"]
-    out = flows.evolve.fn(config_path=str(project_root / "pipeline.yaml"), overrides=overrides)
+    out = flows.tools.fn(config_path=str(project_root / "pipeline.yaml"), overrides=overrides)
+    assert out["status"] == "finished" and list(out["stages"]) == ["tools"] and out["stages"]["tools"]["tools_total"] > 1000
+    out = flows.bundles.fn(config_path=str(project_root / "pipeline.yaml"), overrides=overrides)  # the same run, resumed
     assert out["status"] == "finished" and out["stages"]["bundles"]["bundles"] == 2
+    assert set(flows.FLOWS) == {"synth", "finetune", "eval", *(s.name for s in flows.pipeline.STAGES)}
+    assert flows.FLOWS["judge"].name == "judge" and flows.judge is flows.FLOWS["judge"]  # a module attribute: deployments load it by name
     assert flows.artifact_key("Worldsmith-ABC_1", "agents") == "worldsmith-abc-1-agents"

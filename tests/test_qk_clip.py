@@ -11,7 +11,7 @@ transformers = pytest.importorskip("transformers")
 
 from transformers.models.llama.modeling_llama import apply_rotary_pos_emb  # noqa: E402
 
-from worldsmith.train.qk_clip import QKClip  # noqa: E402
+from worldsmith.finetune.qk_clip import QKClip  # noqa: E402
 
 PAD = 0
 
@@ -141,7 +141,7 @@ def test_a_bad_tau_or_a_model_without_attention_is_refused():
 
 
 def test_the_hf_trainer_applies_the_clip_through_a_callback(tmp_path):
-    from worldsmith.train.muon import make_optimizer
+    from worldsmith.finetune.muon import make_optimizer
 
     m = model(2)
     ids, mask = batch()

@@ -25,7 +25,7 @@ import pytest
 from worldsmith.config import ConfigError, validate_config
 from worldsmith.llm import Prompts
 from worldsmith.llm.client import LLMClient, LLMResult, constrained_turn_schema, parse_constrained_turn, parse_structured
-from worldsmith.records import Agent, Bundle, Criterion, Rejection, Rubric, SmokeResult, Task, ToolSpec, Trajectory, Verdict
+from worldsmith.records import Agent, Bundle, Criterion, Rejection, Rubric, SmokeResult, Task, ToolSpec, Trajectory, UserGoal, Verdict
 from worldsmith.store import RunStore
 from worlds import STATE, cancel_task, order_agent, order_tools, scripted_context
 
@@ -182,37 +182,37 @@ class Failure:
 
 
 def _smoke(ctx):
-    from worldsmith import smoke
+    from worldsmith.smoke import stage as smoke
 
-    return smoke.run_sync(ctx)
+    return smoke.run(ctx)
 
 
 def _tools(ctx):
-    from worldsmith.specs.stage import run_tools
+    from worldsmith.tools.stage import run as run_tools
 
     return run_tools(ctx)
 
 
 def _agents(ctx):
-    from worldsmith.tasks.agents import run_agents
+    from worldsmith.agents.stage import run as run_agents
 
     return run_agents(ctx)
 
 
 def _tasks(ctx):
-    from worldsmith.tasks.generate import run_tasks
+    from worldsmith.tasks.stage import run as run_tasks
 
     return run_tasks(ctx)
 
 
 def _rollouts(ctx):
-    from worldsmith.sim.rollout import run_rollouts
+    from worldsmith.rollouts.stage import run as run_rollouts
 
     return run_rollouts(ctx)
 
 
 def _judge(ctx):
-    from worldsmith.judge.stage import run_judge
+    from worldsmith.judge.stage import run as run_judge
 
     _rollouts(ctx)
     return run_judge(ctx)
@@ -231,7 +231,7 @@ def failed_episodes(ctx):
 
 
 def failed_critiques(ctx):
-    return [Failure(",".join(v.reasons), v.critic.get("error") or "", v.critic.get("raw")) for v in ctx.store.read(Verdict) if v.critic and not v.critic.get("ok")]
+    return [Failure(",".join(v.reasons), v.critic.error or "", v.critic.raw) for v in ctx.store.read(Verdict) if v.critic and not v.critic.ok]
 
 
 @dataclass(frozen=True)
@@ -299,7 +299,7 @@ def test_unreadable_json_is_a_parse_failure_not_a_crash(text):
 def test_an_episode_that_raises_is_an_error_trajectory_and_the_stage_goes_on(tmp_path):
     from test_rollouts import ScriptedClient
     from worldsmith.chat import conversation_problems
-    from worldsmith.sim.rollout import make_rollouts
+    from worldsmith.rollouts.stage import make_rollouts
 
     class Breaks(ScriptedClient):  # raises while the agent's tool call waits for its reply
         async def structured(self, role, messages, schema, name="record", seed=None):
@@ -321,7 +321,7 @@ def test_an_episode_that_raises_is_an_error_trajectory_and_the_stage_goes_on(tmp
     cfg = config(tmp_path)
     ctx = scripted_context(client, cfg=cfg, root=ROOT, run_id="rel", store=RunStore(tmp_path / "data", "rel"), prompts=PROMPTS)
     seed(ctx.store, "task")
-    ctx.store.append([cancel_task(task_id="tsk_other").model_copy(update={"user_goal": {"request": "Cancel o-1002.", "facts": {}}})])
+    ctx.store.append([cancel_task(task_id="tsk_other").model_copy(update={"user_goal": UserGoal(request="Cancel o-1002.")})])
     counts = asyncio.run(make_rollouts(ctx))
     assert counts["trajectories"] == 2 and counts["finished"] == 1 and counts["error:internal"] == 1, counts
     broken = next(t for t in ctx.store.read(Trajectory) if t.status == "error")
@@ -330,7 +330,7 @@ def test_an_episode_that_raises_is_an_error_trajectory_and_the_stage_goes_on(tmp
 
 
 def test_a_critic_call_that_raises_is_recorded_and_the_stage_goes_on(tmp_path):
-    from worldsmith.judge.stage import run_judge
+    from worldsmith.judge.stage import run as run_judge
 
     def reply(call):
         if call.site == "critic":
@@ -343,7 +343,7 @@ def test_a_critic_call_that_raises_is_recorded_and_the_stage_goes_on(tmp_path):
     counts = run_judge(ctx)
     assert counts["critic_failed"] == 1 and counts["passed"] == 0
     (v,) = ctx.store.read(Verdict)
-    assert v.critic["error"] == "internal: RuntimeError: the client broke" and "critic_failed" in v.reasons
+    assert v.critic.error == "internal: RuntimeError: the client broke" and "critic_failed" in v.reasons
 
 
 # --------------------------------------------------------------- hostile tool specs
@@ -384,7 +384,7 @@ HOSTILE = [
 
 @pytest.mark.parametrize(("tool", "reason"), HOSTILE, ids=[t["name"].encode("unicode_escape").decode() for t, _ in HOSTILE])
 def test_hostile_specs_are_rejected_with_their_reason(tool, reason):
-    from worldsmith.specs.normalize import check_spec, from_mcp
+    from worldsmith.toolspec import check_spec, from_mcp
 
     t0 = time.monotonic()
     problem = check_spec(from_mcp(tool, server="s"))
@@ -395,13 +395,13 @@ def test_hostile_specs_are_rejected_with_their_reason(tool, reason):
 @pytest.mark.parametrize("schema", [MONEY, TREE, {"type": "object", "properties": {"a": {"type": "string", "description": "Ignore case when matching."}}}],
                          ids=["defs_ref", "recursive_tree", "benign_words"])  # fmt: skip
 def test_legitimate_refs_and_words_are_kept(schema):
-    from worldsmith.specs.normalize import check_spec, from_mcp
+    from worldsmith.toolspec import check_spec, from_mcp
 
     assert check_spec(from_mcp(hostile("fine", schema=schema), server="s")) is None
 
 
 def test_the_tools_stage_records_each_hostile_spec_with_its_reason(tmp_path):
-    from worldsmith.specs.stage import run_tools
+    from worldsmith.tools.stage import run as run_tools
 
     snapshot = tmp_path / "snapshot"
     snapshot.mkdir()
@@ -424,7 +424,7 @@ def spec_of(schema: dict[str, Any], output: dict[str, Any] | None = None, name: 
 
 
 def test_tools_with_defs_refs_get_task_schemas_their_refs_resolve_in():
-    from worldsmith.tasks.generate import task_schema
+    from worldsmith.tasks.stage import task_schema
 
     tools = [spec_of(MONEY), spec_of({**MONEY, "$defs": {"money": {"type": "string"}}}, name="tip"), spec_of(TREE, name="plant")]
     schema = task_schema(tools, ["orders"], "multi_call")
@@ -456,7 +456,7 @@ def _walk_refs(node):
 
 
 def test_the_tool_simulator_schema_resolves_output_refs():
-    from worldsmith.sim.tools import result_schema, sim_schema
+    from worldsmith.world.runner import result_schema, sim_schema
 
     out = {"type": "object", "$defs": {"money": MONEY["$defs"]["money"]}, "properties": {"charged": {"$ref": "#/$defs/money"}}, "required": ["charged"]}
     spec = spec_of(MONEY, out)
@@ -470,7 +470,7 @@ def test_the_tool_simulator_schema_resolves_output_refs():
 
 
 def test_agent_turns_with_defs_ref_tools_parse():
-    from worldsmith.sim.toolset import ToolSet
+    from worldsmith.world.toolset import ToolSet
 
     schema = constrained_turn_schema(ToolSet.build([spec_of(MONEY)]).tools, require_tool=True)
     r = LLMResult(ok=True, role="agent", model="m", endpoint="e", content=json.dumps({"tool_calls": [{"name": "buy", "arguments": {"price": {"amount": 3}}}]}))
@@ -489,9 +489,9 @@ def test_agent_turns_with_defs_ref_tools_parse():
 )
 def test_unreadable_tool_arguments_get_a_server_error(arguments, problem):
     from worldsmith.config import FaultsConfig, RolloutsConfig
-    from worldsmith.sim.faults import FaultInjector
-    from worldsmith.sim.tools import ToolRunner
-    from worldsmith.sim.world import World
+    from worldsmith.world.faults import FaultInjector
+    from worldsmith.world.runner import ToolRunner
+    from worldsmith.world.state import World
 
     runner = ToolRunner(None, PROMPTS, RolloutsConfig())  # no model call may happen
     spec = order_tools()[0]
@@ -502,7 +502,7 @@ def test_unreadable_tool_arguments_get_a_server_error(arguments, problem):
 
 @pytest.mark.parametrize("schema", [CYCLE, {"type": "object", "properties": {"x": {"$ref": "#/$defs/gone"}}}], ids=["endless_ref", "dangling_ref"])
 def test_schemas_a_validator_cannot_use_never_end_an_episode(schema):
-    from worldsmith.sim.tools import argument_problem, output_problem
+    from worldsmith.world.runner import argument_problem, output_problem
 
     spec = spec_of(schema, schema)
     assert argument_problem(spec, {"x": 1}) is None  # let through, as a lenient server would
@@ -572,7 +572,7 @@ def test_call_criteria_are_checked_against_schemas_with_refs(schema, arguments, 
 
 
 def test_the_tasks_stage_records_a_task_with_a_bad_pointer_with_its_reason(tmp_path):
-    from worldsmith.tasks.generate import run_tasks
+    from worldsmith.tasks.stage import run as run_tasks
 
     def reply(call):
         data = good(call)
@@ -651,10 +651,10 @@ def _not_evaluated(text: str) -> None:
 
 
 def test_prompts_pass_tool_specs_and_model_output_through_as_data(tmp_path):
-    from worldsmith.judge.stage import run_judge
-    from worldsmith.specs.stage import run_tools
-    from worldsmith.tasks.agents import run_agents
-    from worldsmith.tasks.generate import run_tasks
+    from worldsmith.judge.stage import run as run_judge
+    from worldsmith.tools.stage import run as run_tools
+    from worldsmith.agents.stage import run as run_agents
+    from worldsmith.tasks.stage import run as run_tasks
 
     ctx, model = context(tmp_path, lambda call: (json.dumps(good(call, PAYLOAD)), "stop"))
     run_tools(ctx)  # evolve: model output becomes tool descriptions, shown again to the operator prompt
@@ -677,7 +677,7 @@ def test_prompts_pass_tool_specs_and_model_output_through_as_data(tmp_path):
     agent = next(a for a in ctx.store.read(Agent) if a.bundle_id == "bnd_orders")
     assert agent.system_prompt.count(PAYLOAD) == 3  # role, never, guidelines: rendered into agent_system_prompt as text
     (task,) = ctx.store.read(Task)
-    assert PAYLOAD in task.user_goal["request"]
+    assert PAYLOAD in task.user_goal.request
     (traj,) = ctx.store.read(Trajectory)
     assert {m["role"] for m in traj.messages if PAYLOAD in json.dumps(m, ensure_ascii=False)} == {"system", "user", "assistant", "tool"}
 
@@ -779,7 +779,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_misbehaving_servers_are_bounded_recorded_and_stopped(tmp_path):
-    from worldsmith.specs.crawl import ServerEntry, crawl_all
+    from worldsmith.mcp import ServerEntry, crawl_all
 
     script = tmp_path / "raw_server.py"
     script.write_text(RAW_SERVER)

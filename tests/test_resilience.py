@@ -74,7 +74,7 @@ if not store.count(Task):
 client = Scripted(agent=agent, tool_sim=lambda m: {"result": {"status": "cancelled"}, "patch": CANCEL})
 ctx = scripted_context(client, cfg=cfg, root=root, run_id="night", store=store, prompts=Prompts(root / "prompts"))
 for name in ("rollouts", "judge", "export"):
-    pipeline.run_stage(ctx, name)
+    pipeline.run_stage(ctx, pipeline.BY_NAME[name])
 print("done", flush=True)
 """
 

@@ -21,13 +21,15 @@ from worldsmith.chat import conversation_problems
 from worldsmith.config import FaultsConfig, RolloutsConfig, validate_config
 from worldsmith.llm import Prompts, UsageMeter
 from worldsmith.llm.client import LLMResult
-from worldsmith.records import Trajectory
-from worldsmith.sim.episode import Episode, run_episode
-from worldsmith.sim.faults import FAULT_KINDS, NETWORK_FAULTS, FaultInjector, ToolTraits
-from worldsmith.sim.tools import SimulatorFailure, ToolRunner, sim_schema, state_paths
-from worldsmith.sim.toolset import ToolSet
-from worldsmith.sim.user import STOP, user_view, with_token
-from worldsmith.sim.world import PatchRejected, World, apply_patch, replay
+from worldsmith.records import FaultEvent, Trajectory
+from worldsmith.rollouts.episode import Episode, run_episode
+from worldsmith.vocab import FAULT_KINDS, NETWORK_FAULTS
+from worldsmith.world.faults import FaultInjector, ToolTraits
+from worldsmith.world.runner import SimulatorFailure, ToolRunner, sim_schema, state_paths
+from worldsmith.world.toolset import ToolSet
+from worldsmith.rollouts.user import user_view, with_token
+from worldsmith.vocab import STOP
+from worldsmith.world.state import PatchRejected, World, apply_patch, replay
 from worlds import STATE, cancel_task, order_agent, order_tools
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,8 +113,8 @@ def test_patches_apply_and_replay_to_the_final_state():
     w.commit([{"op": "add", "path": "/orders/-", "value": {"id": "o-1003", "status": "open"}}], "call_2", "create")
     assert w.state["orders"][0]["status"] == "cancelled" and len(w.state["orders"]) == 3
     assert STATE["orders"][0]["status"] == "open"  # the initial state is never changed
-    assert replay(w.initial, [p["patch"] for p in w.patches]) == w.state
-    assert replay(w.initial, [p["patch"] for p in w.patches[:1]])["orders"][0]["status"] == "cancelled"
+    assert replay(w.initial, [p.patch for p in w.patches]) == w.state
+    assert replay(w.initial, [p.patch for p in w.patches[:1]])["orders"][0]["status"] == "cancelled"
 
 
 @pytest.mark.parametrize(
@@ -260,9 +262,9 @@ def test_an_episode_records_a_valid_conversation_and_its_world():
     assert conversation_problems(t.messages) == []
     assert [m["role"] for m in t.messages] == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
     assert t.messages[-1]["content"].endswith(STOP)
-    assert t.world_states["final"]["orders"][0]["status"] == "cancelled"
-    assert replay(t.world_states["initial"], [p["patch"] for p in t.world_states["patches"]]) == t.world_states["final"]
-    assert [c["executor"] for c in t.calls] == ["simulated", "simulated"]
+    assert t.world_states.final["orders"][0]["status"] == "cancelled"
+    assert replay(t.world_states.initial, [p.patch for p in t.world_states.patches]) == t.world_states.final
+    assert [c.executor for c in t.calls] == ["simulated", "simulated"]
     assert t.usage["agent"]["calls"] == 3 and t.generated_tokens == 70
     assert [x["function"]["name"] for x in t.tools] == ["get_order", "cancel_order", "get_current_time"]
     row = Trajectory.from_row(t.to_row())  # survives the store's JSON columns
@@ -315,9 +317,9 @@ def test_error_recovery_tasks_fail_the_first_call_and_record_it():
         tool_sim=[{"result": {"status": "cancelled"}, "patch": CANCEL_PATCH}],
     )  # fmt: skip
     t = run(episode(cancel_task("error_recovery")), client, cfg(faults={"enabled": True, "rates": {k: 0 for k in FAULT_KINDS}}))
-    assert t.faults == [{"turn": 1, "call_id": t.calls[0]["call_id"], "tool": "cancel_order", "kind": "transient_error", "forced": True}]
-    assert [c["executor"] for c in t.calls] == ["fault", "simulated"] and "503" in t.messages[3]["content"]
-    assert t.status == "finished" and t.world_states["final"]["orders"][0]["status"] == "cancelled"
+    assert t.faults == [FaultEvent(turn=1, call_id=t.calls[0].call_id, tool="cancel_order", kind="transient_error", forced=True)]
+    assert [c.executor for c in t.calls] == ["fault", "simulated"] and "503" in t.messages[3]["content"]
+    assert t.status == "finished" and t.world_states.final["orders"][0]["status"] == "cancelled"
 
 
 def test_first_step_of_a_tool_task_must_call_a_tool():
@@ -346,7 +348,7 @@ from test_rollouts import ScriptedClient
 from worlds import cancel_task, order_agent, order_tools, scripted_context
 from worldsmith.config import validate_config
 from worldsmith.llm import Prompts
-from worldsmith.sim.rollout import make_rollouts
+from worldsmith.rollouts.stage import make_rollouts
 from worldsmith.store import RunStore
 
 class Slow(ScriptedClient):
@@ -401,7 +403,7 @@ def test_a_killed_rollout_resumes_without_duplicates_or_losses(tmp_path):
 
 
 def test_safe_tools_run_for_real_through_mcp(time_cache, tmp_path):
-    from worldsmith.sim.real import RealExecutor
+    from worldsmith.mcp.executor import RealExecutor
 
     real = RealExecutor.from_config(["time"], ROOT / "tool_specs" / "servers.yaml", str(time_cache), 30, tmp_path / "logs")
     client = ScriptedClient()  # no model call: the server answers
@@ -425,7 +427,7 @@ def test_safe_tools_run_for_real_through_mcp(time_cache, tmp_path):
 
 
 def test_only_servers_marked_safe_may_run_for_real(tmp_path):
-    from worldsmith.sim.real import RealExecutor
+    from worldsmith.mcp.executor import RealExecutor
 
     with pytest.raises(ValueError, match="not marked safe_to_execute"):
         RealExecutor.from_config(["fetch"], ROOT / "tool_specs" / "servers.yaml", str(tmp_path), 30, tmp_path)
@@ -434,8 +436,8 @@ def test_only_servers_marked_safe_may_run_for_real(tmp_path):
 
 
 def test_a_server_that_cannot_start_is_simulated_instead(tmp_path):
-    from worldsmith.sim.real import RealExecutor
-    from worldsmith.specs.crawl import ServerEntry
+    from worldsmith.mcp.executor import RealExecutor
+    from worldsmith.mcp import ServerEntry
 
     broken = ServerEntry(name="time", command=[sys.executable, "-c", "import sys; sys.exit(3)"], safe_to_execute=True)
     real = RealExecutor([broken], tmp_path, 10, tmp_path / "logs")
@@ -458,7 +460,7 @@ def test_rollouts_against_the_embedded_server(tmp_path, project_root, llamacpp_s
     from conftest import llm_config
     from worldsmith.config import PipelineConfig
     from worldsmith.context import RunContext
-    from worldsmith.sim.rollout import make_rollouts
+    from worldsmith.rollouts.stage import make_rollouts
     from worldsmith.store import RunStore
 
     llm = llm_config(llamacpp_server.url, temperature=0.7, max_tokens=256, frequency_penalty=0.3)
@@ -481,14 +483,14 @@ def test_rollouts_against_the_embedded_server(tmp_path, project_root, llamacpp_s
         assert conversation_problems(t.messages) == [], (t.trajectory_id, conversation_problems(t.messages))
         assert t.messages[0]["role"] == "system" and (t.turns == 0 or t.messages[1]["role"] == "user")
         assert t.usage["user_sim"]["calls"] >= 1 and t.models["agent"] == "smollm2-135m"
-        assert replay(t.world_states["initial"], [p["patch"] for p in t.world_states["patches"]]) == t.world_states["final"]
+        assert replay(t.world_states.initial, [p.patch for p in t.world_states.patches]) == t.world_states.final
         if t.status == "error":
             print(t.reason)
             assert t.reason and t.reason.split(":")[0] in ("agent_output", "tool_sim_failed", "user_sim_failed")
     assert any(t.status != "error" for t in trajs), [t.reason for t in trajs]
     assert any(t.tool_calls for t in trajs)  # the first step of a tool task is made to call a tool
     recover = [t for t in trajs if t.task_id == "tsk_recover" and t.tool_calls]
-    assert all(t.faults and t.faults[0]["forced"] and t.faults[0]["kind"] == "transient_error" for t in recover)
+    assert all(t.faults and t.faults[0].forced and t.faults[0].kind == "transient_error" for t in recover)
     assert len({t.seed for t in trajs}) == 4
     # the same run again: everything is done already
     again = asyncio.run(make_rollouts(ctx))

@@ -10,17 +10,18 @@ from test_rollouts import PROMPTS, ScriptedClient
 from worlds import cancel_task, order_agent, order_tools, scripted_context
 from worldsmith import pipeline
 from worldsmith.config import validate_config
-from worldsmith.records import Trajectory, in_shard
-from worldsmith.sim.rollout import make_rollouts
+from worldsmith.records import Trajectory
+from worldsmith.stage import WHOLE, Shard
+from worldsmith.rollouts.stage import make_rollouts
 from worldsmith.store import RunStore
 
 
 def test_in_shard_is_a_partition():
     ids = [f"tsk_{i}" for i in range(500)]
-    owners = Counter(next(i for i in range(7) if in_shard(x, (i, 7))) for x in ids)
+    owners = Counter(next(i for i in range(7) if Shard(i, 7).holds(x)) for x in ids)
     assert sum(owners.values()) == 500 and len(owners) == 7 and min(owners.values()) > 40
-    assert all(sum(in_shard(x, (i, 7)) for i in range(7)) == 1 for x in ids)
-    assert all(in_shard(x, None) and in_shard(x, (0, 1)) for x in ids)
+    assert all(sum(Shard(i, 7).holds(x) for i in range(7)) == 1 for x in ids)
+    assert all(WHOLE.holds(x) and Shard(0, 1).holds(x) for x in ids)
 
 
 def _ctx(tmp_path, n_tasks: int, **rollouts):
@@ -38,32 +39,35 @@ def _ctx(tmp_path, n_tasks: int, **rollouts):
 
 def test_shard_plan_and_sharded_rollouts_cover_every_task_once(tmp_path):
     ctx = _ctx(tmp_path, 25)
-    plan = pipeline.shard_plan(ctx, "rollouts", shard_size=10)
+    rollouts, export = pipeline.BY_NAME["rollouts"], pipeline.BY_NAME["export"]
+    plan = rollouts.plan(ctx, shard_size=10)
     assert [s.count for s in plan] == [3, 3, 3] and len({s.inputs_hash for s in plan}) == 3
-    assert pipeline.shard_plan(ctx, "rollouts", 10) == plan  # stable: the cache key of a shard does not move
-    assert pipeline.shard_plan(ctx, "export", 10) == [pipeline.Shard(0, 1, "")]
-    parts = [asyncio.run(make_rollouts(ctx, (s.index, s.count))) for s in plan]
+    assert rollouts.plan(ctx, 10) == plan  # stable: the cache key of a shard does not move
+    assert export.plan(ctx, 10) == [WHOLE]
+    parts = [asyncio.run(make_rollouts(ctx, s)) for s in plan]
     assert sum(p["new"] for p in parts) == 25
     ids = [t.task_id for t in ctx.store.read(Trajectory)]
     assert len(ids) == len(set(ids)) == 25
-    merged = pipeline.merge_counts(parts)
+    merged = rollouts.merge(parts)
     assert merged["new"] == 25 and merged["finished"] == 25 and merged["trajectories"] == 25  # a total, not 3 totals added
 
 
 def test_merge_counts_adds_amounts_and_keeps_totals():
-    merged = pipeline.merge_counts([{"new": 2, "tasks": 5, "drop:critic_score": 1, "folder": "a"}, {"new": 3, "tasks": 9, "drop:critic_score": 4, "folder": "b"}])
-    assert merged == {"new": 5, "tasks": 9, "drop:critic_score": 4, "folder": "b"}
+    merged = pipeline.BY_NAME["tasks"].merge([{"new": 2, "tasks": 5, "folder": "a"}, {"new": 3, "tasks": 9, "folder": "b"}])
+    assert merged == {"new": 5, "tasks": 9, "folder": "b"}
+    judge = pipeline.BY_NAME["judge"].merge([{"new": 2, "passed": 1, "drop:critic_score": 1}, {"new": 3, "passed": 4, "drop:critic_score": 4}])
+    assert judge == {"new": 5, "passed": 4, "drop:critic_score": 4}  # "drop:" counts are run totals: every key so prefixed
 
 
 def test_bundles_are_sampled_once_per_run_even_when_the_tools_grow(tmp_path, monkeypatch):
     """A resumed run whose evolution retried a call has one tool more: its bundles stay."""
     from worldsmith.records import Bundle, ToolSpec
-    from worldsmith.specs import stage
+    from worldsmith.bundles import stage
 
     ctx = _ctx(tmp_path, 1)
     ctx.cfg.tools.bundles.count = 2
     ctx.cfg.tools.bundles.size_min = 1
-    assert stage.run_bundles(ctx)["bundles"] == 2
+    assert stage.run(ctx)["bundles"] == 2
     before = {b.bundle_id for b in ctx.store.read(Bundle)}
     extra = order_tools()[0].model_copy(update={"tool_id": "tool_lookup_order", "name": "lookup_order", "description": "Find an order by id."})
     ctx.store.append([extra])
@@ -71,5 +75,5 @@ def test_bundles_are_sampled_once_per_run_even_when_the_tools_grow(tmp_path, mon
     draws = []
     real = stage.sample_bundles
     monkeypatch.setattr(stage, "sample_bundles", lambda *a, **k: draws.append(1) or real(*a, **k))
-    assert stage.run_bundles(ctx)["bundles"] == 2
+    assert stage.run(ctx)["bundles"] == 2
     assert draws == [] and {b.bundle_id for b in ctx.store.read(Bundle)} == before

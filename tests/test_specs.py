@@ -9,9 +9,9 @@ import pytest
 
 from worldsmith.config import BundleConfig
 from worldsmith.records import ToolSpec
-from worldsmith.specs.dedup import NearDuplicateIndex
-from worldsmith.specs.graph import build_graph, coverage, sample_bundles
-from worldsmith.specs.normalize import (
+from worldsmith.tools.dedup import NearDuplicateIndex
+from worldsmith.bundles.graph import build_graph, coverage, sample_bundles
+from worldsmith.toolspec import (
     ToolNameMap,
     ValidationLimits,
     check_spec,

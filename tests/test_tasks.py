@@ -9,7 +9,7 @@ import pytest
 
 from worldsmith.records import Agent, Criterion, Rubric, Task, ToolSpec
 from worldsmith.rubric import arguments_match, check_state
-from worldsmith.tasks.generate import build_rubric, build_state, task_schema
+from worldsmith.tasks.stage import build_rubric, build_state, task_schema
 from worldsmith.tasks.validate import validate_task
 
 
@@ -133,8 +133,8 @@ def _seed_agent(ctx):
 @pytest.mark.engine
 def test_agents_and_tasks_against_the_embedded_server(tmp_path, project_root, llamacpp_server):
     from worldsmith.records import Rejection
-    from worldsmith.tasks.agents import make_agents
-    from worldsmith.tasks.generate import make_tasks
+    from worldsmith.agents.stage import make_agents
+    from worldsmith.tasks.stage import make_tasks
     import asyncio
 
     ctx = _ctx(tmp_path, project_root, llamacpp_server.url, "gen", per_agent=3, difficulties=["single_call", "multi_call", "irrelevance"])
@@ -161,7 +161,7 @@ def test_task_generation_is_deterministic_at_temperature_zero(tmp_path, project_
     import asyncio
 
     from worldsmith.records import Rejection
-    from worldsmith.tasks.generate import make_tasks
+    from worldsmith.tasks.stage import make_tasks
 
     outputs = []
     for run in ("a", "b"):

@@ -23,17 +23,6 @@ SetOpt = Annotated[Optional[list[str]], typer.Option("--set", "-s", help="overri
 RunOpt = Annotated[Optional[str], typer.Option("--run-id", help="run to create or resume (default: <run.name>-<config hash>)")]
 
 
-def stop_on_sigterm() -> None:
-    """Treat SIGTERM (kill, a scheduler's timeout) like Ctrl-C: buffered records are written
-    and the run is marked interrupted, so a re-run resumes."""
-    import signal
-
-    def handler(signum, frame):
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    signal.signal(signal.SIGTERM, handler)
-
-
 def _load(config: Path | None, overrides: list[str] | None):
     try:
         return load_config(config, overrides or [])
@@ -55,7 +44,12 @@ def synth(
     from worldsmith.summary import print_summary
 
     cfg, root = _load(config, set_)
-    stop_on_sigterm()
+    pipeline.stop_on_sigterm()
+    try:
+        pipeline.select_stages(cfg, stage)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] --stage: {exc}", highlight=False)
+        raise typer.Exit(2) from None
     try:
         summary = pipeline.synth(cfg, root, run_id=run_id, stages=stage, log=lambda m: err.print(m, highlight=False))
     except KeyboardInterrupt:
@@ -77,7 +71,7 @@ def serve(
 ) -> None:
     """Start the embedded model server in the background and wait until it is healthy."""
     from worldsmith.llm.server import ModelServer, ServerError
-    from worldsmith.pipeline import data_dir
+    from worldsmith.config import data_dir
 
     cfg, root = _load(config, set_)
     if engine and engine not in ("llamacpp", "vllm"):
@@ -115,7 +109,7 @@ def query(
     """Run SQL on the DuckDB catalog of all runs and print the result."""
     import duckdb
 
-    from worldsmith.pipeline import data_dir
+    from worldsmith.config import data_dir
     from worldsmith.store import query as run_query
 
     cfg, root = _load(config, None)
@@ -150,16 +144,12 @@ def _cell(value, width: int) -> str:
 @app.command()
 def catalog(config: ConfigOpt = None) -> None:
     """Refresh the DuckDB catalog and data/views.sql; print their paths."""
-    from worldsmith.pipeline import data_dir
+    from worldsmith.config import data_dir
     from worldsmith.store import VIEWS_FILE, refresh_catalog
 
     cfg, root = _load(config, None)
     path = refresh_catalog(data_dir(cfg, root), root)
     console.print(f"catalog: {path}\nviews for any DuckDB CLI: {path.parent / VIEWS_FILE}")
-
-
-tools_app = typer.Typer(help="The tool repository: stats.", no_args_is_help=True)
-app.add_typer(tools_app, name="tools")
 
 
 @app.command()
@@ -169,8 +159,8 @@ def crawl(
     server: Annotated[Optional[list[str]], typer.Option("--server", help="crawl only these servers (repeatable; may name a disabled one)")] = None,
 ) -> None:
     """Install and start the MCP servers of tool_specs/servers.yaml, list their tools, refresh the snapshot."""
-    from worldsmith.pipeline import data_dir
-    from worldsmith.specs.crawl import ServerListError, run_crawl
+    from worldsmith.config import data_dir
+    from worldsmith.mcp import ServerListError, run_crawl
 
     cfg, root = _load(config, set_)
 
@@ -193,12 +183,6 @@ def crawl(
         _print_table("failed servers", ["server", "reason"], sorted(failed.items()), max_width=120)
 
 
-@app.command()
-def evolve(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
-    """Run the tool stage (crawled snapshot + evolved tools) and sample bundles, for one run."""
-    synth(config=config, set_=set_, run_id=run_id, stage=["tools", "bundles"])
-
-
 @app.command("eval")
 def eval_(
     model: Annotated[Optional[Path], typer.Option("--model", help="the model under test: an HF folder or a GGUF (default: this config's `make finetune` output)")] = None,
@@ -217,6 +201,8 @@ def eval_(
 
     cfg, root = _load(config, set_)
     models, source = eval_plan(cfg, root, run_id, model, dataset, label, base)
+    from worldsmith.pipeline import stop_on_sigterm
+
     stop_on_sigterm()
     try:
         results, report_path = evaluate_models(cfg, root, models, run_id=run_id, dataset=source, log=lambda m: err.print(m, highlight=False, markup=False))
@@ -240,7 +226,7 @@ def _print_table(title: str, columns: list[str], rows: list[tuple], max_width: i
 
 
 def _print_sections(config: Path | None, run_id: str | None, sections: dict[str, str]) -> None:
-    from worldsmith.pipeline import data_dir
+    from worldsmith.config import data_dir
     from worldsmith.store import latest_run, query_sections
 
     cfg, root = _load(config, None)
@@ -254,58 +240,45 @@ def _print_sections(config: Path | None, run_id: str | None, sections: dict[str,
         _print_table(title, columns, rows)
 
 
-@tools_app.command("stats")
-def tools_stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
-    """Counts by source, category, domain, annotation; rejections; coverage of the bundles."""
-    from worldsmith.specs.stats import SECTIONS
-
-    _print_sections(config, run_id, SECTIONS)
+# ------------------------------------------------------------ one command group per stage, from its declaration
 
 
-tasks_app = typer.Typer(help="Agents and tasks: generate, stats.", no_args_is_help=True)
-app.add_typer(tasks_app, name="tasks")
+def _stage_commands(stage) -> typer.Typer:
+    group = typer.Typer(help=stage.summary, no_args_is_help=True)
+
+    def run(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
+        synth(config=config, set_=set_, run_id=run_id, stage=[stage.name])
+
+    run.__doc__ = f"Run the {stage.name} stage for one run (what is finished is skipped). {stage.summary}"
+    group.command("run")(run)
+    if stage.stats:
+
+        def stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
+            _print_sections(config, run_id, dict(stage.stats))
+
+        stats.__doc__ = f"The {stage.name} stage's figures for a run (default: the latest): " + ", ".join(stage.stats) + "."
+        group.command("stats")(stats)
+    app.add_typer(group, name=stage.name)
+    return group
 
 
-@tasks_app.command("run")
-def tasks_run(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
-    """Write tasks (persona, goal, initial state, rubric) for the run's agents, and validate them."""
-    synth(config=config, set_=set_, run_id=run_id, stage=["tasks"])
+def _add_stage_commands() -> dict[str, typer.Typer]:
+    from worldsmith.pipeline import STAGES
+
+    return {stage.name: _stage_commands(stage) for stage in STAGES}
 
 
-@tasks_app.command("stats")
-def tasks_stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
-    """Tasks by difficulty, criteria by kind, machine-checkable share, rejection reasons."""
-    from worldsmith.tasks.stats import SECTIONS
-
-    _print_sections(config, run_id, SECTIONS)
+STAGE_APPS = _add_stage_commands()
 
 
-rollouts_app = typer.Typer(help="Simulated episodes: run, stats, show.", no_args_is_help=True)
-app.add_typer(rollouts_app, name="rollouts")
-
-
-@rollouts_app.command("run")
-def rollouts_run(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
-    """Simulate `rollouts.samples_per_task` episodes per task of the run (finished ones are skipped)."""
-    synth(config=config, set_=set_, run_id=run_id, stage=["rollouts"])
-
-
-@rollouts_app.command("stats")
-def rollouts_stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
-    """Trajectories by status and difficulty, tool calls by executor, injected faults, errors."""
-    from worldsmith.sim.stats import SECTIONS
-
-    _print_sections(config, run_id, SECTIONS)
-
-
-@rollouts_app.command("show")
+@STAGE_APPS["rollouts"].command("show")
 def rollouts_show(
     trajectory_id: Annotated[Optional[str], typer.Argument(help="a trajectory id (default: the latest one)")] = None,
     config: ConfigOpt = None,
     run_id: RunOpt = None,
 ) -> None:
     """Print one trajectory as a conversation: messages, tool calls, faults, state changes."""
-    from worldsmith.pipeline import data_dir
+    from worldsmith.config import data_dir
     from worldsmith.records import Trajectory
     from worldsmith.store import RunStore, latest_run
 
@@ -328,36 +301,9 @@ def rollouts_show(
             text += f"\n→ {call['function']['name']}({call['function']['arguments']})"
         console.print(f"[bold]{who:>9}[/bold] {text}", highlight=False, markup=False)
     for f in t.faults:
-        console.print(f"[yellow]fault[/yellow] turn {f['turn']} {f['tool']}: {f['kind']}{' (forced)' if f['forced'] else ''}")
-    for p in t.world_states.get("patches", []):
-        console.print(f"[cyan]patch[/cyan] {p['tool']}: {json.dumps(p['patch'])[:200]}", highlight=False, markup=False)
-
-
-@app.command()
-def judge(
-    config: ConfigOpt = None,
-    set_: SetOpt = None,
-    run_id: RunOpt = None,
-    stats: Annotated[bool, typer.Option("--stats", help="only print the verdict statistics of the run")] = False,
-) -> None:
-    """Judge the run's trajectories (rubric checks, hack checks, critic) and print why they were kept or dropped."""
-    from worldsmith.judge.stats import SECTIONS
-
-    if not stats:
-        synth(config=config, set_=set_, run_id=run_id, stage=["judge"])
-    _print_sections(config, run_id, SECTIONS)
-
-
-@app.command()
-def export(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
-    """Write the SFT dataset (Parquet, JSONL, OpenAI JSONL, dataset card) from the kept trajectories."""
-    synth(config=config, set_=set_, run_id=run_id, stage=["export"])
-
-
-@app.command()
-def report(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
-    """Write the run's HTML report (yield funnel, pass rates, coverage, faults, tokens)."""
-    synth(config=config, set_=set_, run_id=run_id, stage=["report"])
+        console.print(f"[yellow]fault[/yellow] turn {f.turn} {f.tool}: {f.kind}{' (forced)' if f.forced else ''}")
+    for p in t.world_states.patches:
+        console.print(f"[cyan]patch[/cyan] {p.tool}: {json.dumps(p.patch)[:200]}", highlight=False, markup=False)
 
 
 @app.command()
@@ -370,11 +316,13 @@ def finetune(
     """Fine-tune the base model on an exported SFT dataset (Muon + AdamW, or AdamW), resuming from the last checkpoint."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-    from worldsmith.train.loop import TrainingStopped, finetune_paths, train
+    from worldsmith.finetune.loop import TrainingStopped, finetune_paths, train
 
     cfg, root = _load(config, set_)
     ft = cfg.finetune
     source, out = finetune_paths(cfg, root, run_id, dataset)
+    from worldsmith.pipeline import stop_on_sigterm
+
     stop_on_sigterm()
     with Progress(TextColumn("[bold]finetune"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err) as bar:  # fmt: skip
@@ -394,12 +342,6 @@ def finetune(
                  ("peak RSS MB", str(result.peak_rss_mb)), ("resumed from step", str(result.resumed_from)),
                  *([("QK-clip: max logit / head rescales", f"{max(result.max_logits):.2f} / {result.clipped_heads}")] if result.max_logits else [])],
                  max_width=120)  # fmt: skip
-
-
-@app.command()
-def agents(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
-    """Write an agent (system prompt + tools) for each tool bundle of the run."""
-    synth(config=config, set_=set_, run_id=run_id, stage=["agents"])
 
 
 @app.command("config")

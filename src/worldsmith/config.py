@@ -18,7 +18,9 @@ from typing import Annotated, Any, Literal
 
 import annotated_types
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+
+from worldsmith.vocab import DIFFICULTIES, FAULTS, HACK_KINDS
 
 ENV_CONFIG = "WORLDSMITH_CONFIG"
 DEFAULT_CONFIG = "pipeline.yaml"
@@ -212,9 +214,6 @@ class ToolsConfig(Strict):
     bundles: BundleConfig = BundleConfig()
 
 
-DIFFICULTIES = ("single_call", "multi_call", "dependent_calls", "error_recovery", "clarification", "irrelevance")
-
-
 class AgentsConfig(Strict):
     """One agent (system prompt + tools) per bundle; styles and strictness sampled so agents differ."""
 
@@ -230,22 +229,20 @@ class TasksConfig(Strict):
     max_state_bytes: PositiveInt = 8192
 
 
-class FaultRates(Strict):
-    """Per tool call. Network faults hit only open-world tools; data faults only read-only ones."""
-
-    transient_error: Probability = 0.04
-    timeout: Probability = 0.03
-    rate_limit: Probability = 0.03
-    partial_result: Probability = 0.04
-    empty_result: Probability = 0.03
-    edge_case: Probability = 0.05
+class _FaultRatesBase(Strict):
+    """Per tool call, one rate per kind of `vocab.FAULTS`. Network faults hit only open-world
+    tools; data faults only read-only ones; edge cases any simulated tool."""
 
     @model_validator(mode="after")
-    def _sum(self) -> FaultRates:
+    def _sum(self) -> _FaultRatesBase:
         total = sum(self.model_dump().values())
         if total > 1:
             raise ValueError(f"rollouts.faults.rates: got rates summing to {total:g}, expected at most 1")
         return self
+
+
+# its keys are the registry's kinds: a rate for an unknown kind is an error, a new kind gets a key
+FaultRates = create_model("FaultRates", __base__=_FaultRatesBase, **{k: (Probability, f.default_rate) for k, f in FAULTS.items()})
 
 
 class FaultsConfig(Strict):
@@ -285,9 +282,6 @@ class RolloutsConfig(Strict):
     tool_sim: ToolSimConfig = ToolSimConfig()
     faults: FaultsConfig = FaultsConfig()
     real_execution: RealExecutionConfig = RealExecutionConfig()
-
-
-HACK_KINDS = ("unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool")
 
 
 class JudgeConfig(Strict):
@@ -380,12 +374,26 @@ class PipelineConfig(Strict):
     def resolved(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
+    def default_run_id(self) -> str:
+        """`<run.name>-<config hash>`: the same config resumes the same run."""
+        return f"{self.run.name}-{self.config_hash()}"
+
     def config_hash(self) -> str:
         """Hash of what makes a run's data: not the sections that only read it (finetune, eval),
         so `--set finetune.max_steps=1` still finds the run's export."""
         data = {k: v for k, v in self.resolved().items() if k not in ("finetune", "eval")}
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def resolve_path(root: Path, value: str | os.PathLike) -> Path:
+    """A config path: absolute as given, else relative to the project root (the config's folder)."""
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else root / p
+
+
+def data_dir(cfg: PipelineConfig, root: Path) -> Path:
+    return resolve_path(root, cfg.run.data_dir)
 
 
 class ConfigError(ValueError):

@@ -1,12 +1,15 @@
-"""Runs the stages in order over one run store. The CLI and the Prefect flows are its faces.
+"""The one run loop over the declared stages. The CLI and the Prefect flows are its two faces:
+both run `synth`, and differ only in how a stage's parts run (`run_parts`: plain calls here,
+Prefect tasks in `flows/`) and what they publish when a stage ends (`on_stage`).
 
-A run id defaults to `<run.name>-<config hash>`: running the same config again resumes
-the same run (finished records are skipped), a changed config starts a new one.
+A run id defaults to `<run.name>-<config hash>`: running the same config again resumes the
+same run (finished records are skipped), a changed config starts a new one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import signal
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -16,51 +19,36 @@ from typing import Any
 
 import yaml
 
-from worldsmith import smoke
-from worldsmith.specs import stage as specs_stage
-from worldsmith.export.report import run_report
-from worldsmith.export.stage import run_export
-from worldsmith.judge.stage import run_judge
-from worldsmith.sim.rollout import run_rollouts
-from worldsmith.tasks.agents import run_agents
-from worldsmith.tasks.generate import run_tasks
-from worldsmith.config import EMBEDDED, PipelineConfig
+from worldsmith import agents, bundles, export, judge, report, rollouts, smoke, tasks, tools
+from worldsmith.config import EMBEDDED, PipelineConfig, data_dir, resolve_path
 from worldsmith.context import RunContext
 from worldsmith.llm import Prompts
 from worldsmith.llm.client import ServerUnavailable
 from worldsmith.llm.server import embedded_server
-from worldsmith.records import Agent, Bundle, Record, Task, Trajectory, content_id, in_shard
+from worldsmith.stage import Counts, Shard, Stage
 from worldsmith.store import RunStore, refresh_catalog
 
-# name -> function(ctx) -> counts; in pipeline order
-STAGES: dict[str, Callable[[RunContext], dict[str, Any]]] = {
-    "smoke": smoke.run_sync,
-    "tools": specs_stage.run_tools,
-    "bundles": specs_stage.run_bundles,
-    "agents": run_agents,
-    "tasks": run_tasks,
-    "rollouts": run_rollouts,
-    "judge": run_judge,
-    "export": run_export,
-    "report": run_report,
-}
+# In pipeline order. Adding a stage: its package's STAGE goes here; the CLI and the flows follow.
+STAGES: tuple[Stage, ...] = (smoke.STAGE, tools.STAGE, bundles.STAGE, agents.STAGE, tasks.STAGE, rollouts.STAGE, judge.STAGE,
+                             export.STAGE, report.STAGE)  # fmt: skip
+BY_NAME: dict[str, Stage] = {s.name: s for s in STAGES}
+
+# How a stage's parts run: (ctx, stage, shards) -> the counts of each part.
+PartsRunner = Callable[[RunContext, Stage, list[Shard]], list[Counts]]
 
 
-def default_run_id(cfg: PipelineConfig) -> str:
-    return f"{cfg.run.name}-{cfg.config_hash()}"
+def run_parts_inline(ctx: RunContext, stage: Stage, shards: list[Shard]) -> list[Counts]:
+    return [stage.run(ctx, shard) for shard in shards]
 
 
-def data_dir(cfg: PipelineConfig, root: Path) -> Path:
-    p = Path(cfg.run.data_dir).expanduser()
-    return p if p.is_absolute() else root / p
-
-
-# the config section whose `enabled` switches a stage
-STAGE_SECTIONS = {"smoke": "smoke", "tools": "tools", "bundles": "tools", "agents": "agents", "tasks": "tasks", "rollouts": "rollouts", "judge": "judge", "export": "export", "report": "report"}
-
-
-def enabled_stages(cfg: PipelineConfig) -> list[str]:
-    return [name for name in STAGES if getattr(getattr(cfg, STAGE_SECTIONS.get(name, name), None), "enabled", True)]
+def select_stages(cfg: PipelineConfig, names: list[str] | None = None) -> list[Stage]:
+    """The stages to run: those named (in pipeline order), or every enabled one (None)."""
+    if names is None:
+        return [s for s in STAGES if s.enabled(cfg)]
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown:
+        raise ValueError(f"unknown stage(s) {unknown}; known: {list(BY_NAME)}")
+    return [s for s in STAGES if s.name in names]
 
 
 @dataclass
@@ -72,7 +60,7 @@ class ServerURLs:
 
 
 def open_run(cfg: PipelineConfig, root: Path, run_id: str | None = None, urls: ServerURLs | None = None) -> RunContext:
-    run_id = run_id or default_run_id(cfg)
+    run_id = run_id or cfg.default_run_id()
     store = RunStore(data_dir(cfg, root), run_id)
     info = store.read_info()
     store.write_info(
@@ -83,7 +71,7 @@ def open_run(cfg: PipelineConfig, root: Path, run_id: str | None = None, urls: S
         attempts=info.get("attempts", 0) + 1,
     )
     (store.root / "config.yaml").write_text(yaml.safe_dump(cfg.resolved(), sort_keys=False))
-    prompts = Prompts(_resolve(root, cfg.run.prompts_dir))
+    prompts = Prompts(resolve_path(root, cfg.run.prompts_dir))
     urls = urls or ServerURLs()
     return RunContext(cfg=cfg, root=root, run_id=run_id, store=store, prompts=prompts, embedded_url=urls.embedded, policy_url=urls.policy)
 
@@ -108,7 +96,7 @@ def model_server(cfg: PipelineConfig, root: Path, log: Callable[[str], Any] = pr
 @dataclass
 class StageResult:
     name: str
-    counts: dict[str, Any]
+    counts: Counts
     seconds: float
 
 
@@ -123,65 +111,18 @@ class RunSummary:
     error: str | None = None
 
 
-# Stages whose work splits into shards of input records (the Prefect flows run a task per
-# shard): stage -> (input record type, the field whose value places a record in a shard).
-SHARDED: dict[str, tuple[type[Record], str]] = {
-    "agents": (Bundle, "bundle_id"),
-    "tasks": (Agent, "agent_id"),
-    "rollouts": (Task, "task_id"),
-    "judge": (Trajectory, "task_id"),
-}
-# counts that are run totals (read from the store), not per-shard amounts to add up
-TOTAL_KEYS = frozenset({"agents", "tasks", "trajectories", "verdicts", "passed", "critic_agreement", "agreement_pairs", "lowest_concurrency"})
-
-
-@dataclass(frozen=True)
-class Shard:
-    index: int
-    count: int
-    inputs_hash: str  # content hash of the input keys in this shard (part of the Prefect cache key)
-
-
-def shard_plan(ctx: RunContext, name: str, shard_size: int) -> list[Shard]:
-    """The shards of a stage's inputs (one shard for stages that do not split)."""
-    if name not in SHARDED:
-        return [Shard(0, 1, "")]
-    record_type, key = SHARDED[name]
-    keys = sorted({row[key] for row in ctx.store.read_rows(record_type)})
-    count = max(1, -(-len(keys) // max(shard_size, 1)))
-    return [Shard(i, count, content_id([k for k in keys if in_shard(k, (i, count))])) for i in range(count)]
-
-
-def run_stage_part(ctx: RunContext, name: str, shard: Shard | None = None) -> dict[str, Any]:
-    """Run a stage, or one shard of it; returns its counts (nothing recorded in run.json yet)."""
-    if name in SHARDED and shard is not None and shard.count > 1:
-        return STAGES[name](ctx, (shard.index, shard.count))
-    return STAGES[name](ctx)
-
-
-def merge_counts(parts: list[dict[str, Any]]) -> dict[str, Any]:
-    """Counts of a stage's shards together: amounts added up, run totals and text from the last."""
-    merged: dict[str, Any] = {}
-    for part in parts:
-        for k, v in part.items():
-            if isinstance(v, int) and not isinstance(v, bool) and k not in TOTAL_KEYS and not k.startswith("drop:") and isinstance(merged.get(k, 0), int):
-                merged[k] = merged.get(k, 0) + v
-            else:
-                merged[k] = v
-    return merged
-
-
-def run_stage(ctx: RunContext, name: str) -> StageResult:
+def run_stage(ctx: RunContext, stage: Stage, run_parts: PartsRunner = run_parts_inline) -> StageResult:
+    """Run a stage (all its shards) and note it in run.json."""
     t0 = time.monotonic()
-    return record_stage(ctx, name, run_stage_part(ctx, name), time.monotonic() - t0)
+    counts = stage.merge(run_parts(ctx, stage, stage.plan(ctx, ctx.cfg.run.shard_size)))
+    return record_stage(ctx, stage.name, counts, time.monotonic() - t0)
 
 
-def record_stage(ctx: RunContext, name: str, counts: dict[str, Any], seconds: float) -> StageResult:
+def record_stage(ctx: RunContext, name: str, counts: Counts, seconds: float) -> StageResult:
     """Note a finished stage in run.json (counts, time, usage so far) and refresh the catalog."""
     result = StageResult(name, counts, seconds)
     stages = ctx.store.read_info().get("stages", {})
-    stages[name] = {"counts": counts, "seconds": round(result.seconds, 2), "finished_at": datetime.now(UTC).isoformat(),
-                    "usage": stage_usage(ctx)}  # fmt: skip
+    stages[name] = {"counts": counts, "seconds": round(seconds, 2), "finished_at": datetime.now(UTC).isoformat(), "usage": stage_usage(ctx)}
     ctx.store.write_info(stages=stages, usage=ctx.usage.snapshot())
     refresh_catalog(ctx.store.data_dir, ctx.root)
     return result
@@ -209,30 +150,29 @@ def synth(
     run_id: str | None = None,
     stages: list[str] | None = None,
     log: Callable[[str], Any] = print,
+    run_parts: PartsRunner = run_parts_inline,
+    on_stage: Callable[[RunContext, StageResult], Any] | None = None,
 ) -> RunSummary:
-    """Run the enabled stages end to end; Ctrl-C or a crash leaves every finished record on disk."""
-    names = stages or enabled_stages(cfg)
-    unknown = [n for n in names if n not in STAGES]
-    if unknown:
-        raise ValueError(f"unknown stage(s) {unknown}; known: {list(STAGES)}")
+    """Run the chosen (default: enabled) stages in order over one run store, starting the model
+    servers the config needs. Ctrl-C, a server outage or a crash marks the run and leaves every
+    finished record on disk; the same call resumes it."""
+    chosen = select_stages(cfg, stages)
     t0 = time.monotonic()
     with model_server(cfg, root, log=log) as urls:
         ctx = open_run(cfg, root, run_id, urls=urls)
         summary = RunSummary(run_id=ctx.run_id, status="running")
-        log(f"run {ctx.run_id}: stages {', '.join(names)} -> {ctx.store.root}")
+        log(f"run {ctx.run_id}: stages {', '.join(s.name for s in chosen)} -> {ctx.store.root}")
         try:
-            for name in names:
-                summary.stages.append(run_stage(ctx, name))
-        except KeyboardInterrupt:
-            summary.status, summary.error = "interrupted", "interrupted by the user; re-run to resume"
-            finish_run(ctx, summary.status, summary.error)
-            raise
-        except ServerUnavailable as exc:
-            summary.status, summary.error = "stopped", str(exc)
-            finish_run(ctx, summary.status, summary.error)
-            raise
-        except Exception as exc:
-            summary.status, summary.error = "failed", f"{exc.__class__.__name__}: {exc}"
+            for stage in chosen:
+                result = run_stage(ctx, stage, run_parts)
+                summary.stages.append(result)
+                if on_stage is not None:
+                    on_stage(ctx, result)
+        except BaseException as exc:
+            interrupted = isinstance(exc, KeyboardInterrupt)
+            summary.status = "interrupted" if interrupted else "stopped" if isinstance(exc, ServerUnavailable) else "failed"
+            summary.error = ("interrupted by the user; re-run to resume" if interrupted else str(exc) if isinstance(exc, ServerUnavailable)
+                             else f"{exc.__class__.__name__}: {exc}")  # fmt: skip
             finish_run(ctx, summary.status, summary.error)
             raise
         summary.status = "finished"
@@ -242,6 +182,11 @@ def synth(
         return summary
 
 
-def _resolve(root: Path, value: str) -> Path:
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else root / p
+def stop_on_sigterm() -> None:
+    """Treat SIGTERM (kill, a scheduler's timeout) like Ctrl-C: buffered records are written
+    and the run is marked interrupted, so a re-run resumes."""
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, handler)

@@ -1,9 +1,10 @@
-"""The records that pass between stages, defined once (see DESIGN.md).
+"""The records that pass between stages, and their typed parts, defined once (docs/architecture.md).
 
 Parquet columns mirror the fields. Fields whose shape varies (JSON Schemas, world states,
-messages, rubric criteria) are stored as JSON text columns, listed in `json_fields`, and
-queried with DuckDB's JSON functions. Every record has a stable id (`id_field`), so the
-store can make a second write of the same record a no-op.
+messages, rubrics, calls) are stored as JSON text columns, listed in `json_fields`, and
+queried with DuckDB's JSON functions (`calls->>'$[0].executor'`); in Python they are typed
+models. Every record has a stable id (`id_field`), so the store can make a second write of
+the same record a no-op.
 """
 
 from __future__ import annotations
@@ -12,30 +13,29 @@ import hashlib
 import json
 import types
 import typing
-import zlib
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Literal
 
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
+from worldsmith.vocab import CriterionKind, StateOp, TrajectoryStatus
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def in_shard(record_id: str, shard: tuple[int, int] | None) -> bool:
-    """Whether `record_id` belongs to shard (index, count); a stable split by CRC32. None: all."""
-    if shard is None:
-        return True
-    index, count = shard
-    return zlib.crc32(record_id.encode()) % count == index
 
 
 def content_id(*parts: Any, prefix: str = "") -> str:
     """A stable id: sha256 of the canonical JSON of `parts`, 16 hex chars."""
     canonical = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
     return prefix + hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+class Part(BaseModel):
+    """A typed part of a record (stored inside one of its JSON columns)."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 class Record(BaseModel):
@@ -179,6 +179,15 @@ class Bundle(Record):
 # ------------------------------------------------------------------- agents and tasks
 
 
+class Policies(Part):
+    """An agent's designed role and rules, rendered into its system prompt."""
+
+    role: str = ""
+    confirm_before: list[str] = Field(default_factory=list)  # tool names that need the user's explicit confirmation
+    never: list[str] = Field(default_factory=list)
+    guidelines: list[str] = Field(default_factory=list)
+
+
 class Agent(Record):
     """A system prompt over a tool bundle. OpenAI tool objects are derived from `tool_ids`."""
 
@@ -193,16 +202,11 @@ class Agent(Record):
     domain: str
     style: str
     strictness: str
-    policies: dict[str, Any] = Field(default_factory=dict)  # role, confirm_before, never, guidelines
+    policies: Policies = Field(default_factory=Policies)
     created_at: datetime = Field(default_factory=utcnow)
 
 
-CriterionKind = Literal["state", "call", "answer", "judge"]
-StateOp = Literal["equals", "not_equals", "exists", "absent", "contains", "gte", "lte"]
-
-
-class Criterion(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Criterion(Part):
     criterion_id: str
     kind: CriterionKind
     description: str
@@ -219,11 +223,23 @@ class Criterion(BaseModel):
     contains: list[str] = Field(default_factory=list)
 
 
-class Rubric(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Rubric(Part):
     criteria: list[Criterion]
     expected_tool_pattern: list[str] = Field(default_factory=list)
     checkpoints: list[str] = Field(default_factory=list)
+
+
+class Persona(Part):
+    communication: str = "casual"  # brief | chatty | formal | casual | confused
+    patience: str = "medium"  # low | medium | high
+    expertise: str = "intermediate"  # novice | intermediate | expert
+
+
+class UserGoal(Part):
+    """What the simulated user wants (`request`, its opening message) and the facts only it knows."""
+
+    request: str
+    facts: dict[str, str] = Field(default_factory=dict)
 
 
 class Task(Record):
@@ -234,8 +250,8 @@ class Task(Record):
     task_id: str
     agent_id: str
     difficulty: str
-    user_persona: dict[str, Any]
-    user_goal: dict[str, Any]
+    user_persona: Persona
+    user_goal: UserGoal
     initial_state: dict[str, Any]
     rubric: Rubric
     created_at: datetime = Field(default_factory=utcnow)
@@ -244,7 +260,44 @@ class Task(Record):
 # ------------------------------------------------------------------ trajectories
 
 
-TrajectoryStatus = Literal["finished", "max_turns", "max_tool_calls", "max_tokens", "error"]
+class ToolCall(Part):
+    """One tool call of an episode, as it was executed."""
+
+    turn: int  # user messages before it
+    call_id: str
+    name: str  # the OpenAI name the agent called
+    tool: str | None = None  # the spec's original name (rubrics use it); None: no such tool
+    tool_id: str | None = None
+    arguments: Any = None  # the parsed arguments (the raw text when they were not JSON)
+    read_only: bool = False
+    executor: str  # simulated | real | unknown_tool | invalid_arguments | fault
+    ok: bool
+    error: str | None = None
+    fault: str | None = None  # the injected fault's kind
+    patch_ops: int = 0
+    attempts: int = 0
+
+
+class FaultEvent(Part):
+    turn: int
+    call_id: str
+    tool: str
+    kind: str  # a vocab.FAULTS kind
+    forced: bool = False  # part of the task (error_recovery), not a random draw
+
+
+class PatchEntry(Part):
+    call_id: str
+    tool: str
+    patch: list[dict[str, Any]]  # RFC 6902 operations
+
+
+class WorldStates(Part):
+    """The world of an episode: the state after any call is `initial` plus the patches before it."""
+
+    initial: dict[str, Any] = Field(default_factory=dict)
+    final: dict[str, Any] = Field(default_factory=dict)
+    patches: list[PatchEntry] = Field(default_factory=list)
 
 
 class Trajectory(Record):
@@ -263,9 +316,9 @@ class Trajectory(Record):
     seed: int
     messages: list[dict[str, Any]]  # OpenAI chat format: assistant tool_calls, tool replies with tool_call_id
     tools: list[dict[str, Any]]  # the OpenAI function tools the agent was offered, in order
-    world_states: dict[str, Any]  # {"initial": ..., "final": ..., "patches": [{"call_id", "tool", "patch"}]}
-    calls: list[dict[str, Any]] = Field(default_factory=list)  # per tool call: tool_id, arguments, executor, ok, error
-    faults: list[dict[str, Any]] = Field(default_factory=list)  # {"turn", "call_id", "tool", "kind", "forced"}
+    world_states: WorldStates
+    calls: list[ToolCall] = Field(default_factory=list)
+    faults: list[FaultEvent] = Field(default_factory=list)
     usage: dict[str, Any] = Field(default_factory=dict)  # per role: calls, prompt_tokens, completion_tokens
     models: dict[str, Any] = Field(default_factory=dict)  # per role: the model name
     model: str  # the agent policy's model
@@ -279,6 +332,41 @@ class Trajectory(Record):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class CriterionResult(Part):
+    """One criterion's verdict with its evidence; `critic_passed` is the critic's view of a
+    machine-checked criterion (for the agreement figures)."""
+
+    criterion_id: str
+    kind: str  # a vocab.CRITERION_KINDS kind
+    description: str
+    passed: bool | None  # None: the critic gave no answer
+    evidence: str | None = None
+    source: Literal["deterministic", "critic"] = "deterministic"
+    critic_passed: bool | None = None
+    critic_reason: str | None = None
+
+
+class HackFinding(Part):
+    kind: str  # a vocab.HACK_KINDS kind
+    evidence: str
+
+
+class RubricVerdict(Part):
+    passed: bool
+    reason: str
+
+
+class CriticReport(Part):
+    """The critic's answer: per rubric passed/reason and a 1-10 score, or why there is none."""
+
+    ok: bool
+    score: int | None = None
+    rubrics: dict[str, RubricVerdict] = Field(default_factory=dict)
+    model: str | None = None
+    error: str | None = None
+    raw: str | None = None
+
+
 class Verdict(Record):
     """The judge's decision on one trajectory, with every check's result and evidence, so
     "why was this dropped" and "which criteria fail most" are queries."""
@@ -290,9 +378,9 @@ class Verdict(Record):
     trajectory_id: str
     task_id: str
     agent_id: str
-    criteria: list[dict[str, Any]]  # {criterion_id, kind, description, passed, evidence, source, critic_passed, critic_reason}
-    hacks: list[dict[str, Any]] = Field(default_factory=list)  # {kind, evidence}
-    critic: dict[str, Any] = Field(default_factory=dict)  # per-rubric results, overall score, model, error
+    criteria: list[CriterionResult]
+    hacks: list[HackFinding] = Field(default_factory=list)
+    critic: CriticReport | None = None  # None: the critic did not run
     critic_score: float | None = None
     faults: int = 0
     faults_handled: bool | None = None  # None: no fault was injected

@@ -62,7 +62,7 @@ def model_scores(store: RunStore, model: EvalModel, engine: str, samples: int) -
     calls = [c for t in trajs for c in t.calls]
     unparsed = sum(t.status == "error" and (t.reason or "").startswith("agent_output") for t in trajs)  # a call or reply that never parsed
     attempted = len(calls) + unparsed
-    valid = sum(c.get("executor") not in INVALID_CALLS for c in calls)
+    valid = sum(c.executor not in INVALID_CALLS for c in calls)
     reasons = Counter(r for v in verdicts.values() for r in v.reasons)
     return ModelEval(
         eval_run_id=store.run_id, label=model.label, model_path=model.path or "", engine=engine, tasks=len(by_task), samples_per_task=samples,
@@ -133,7 +133,7 @@ def eval_plan(cfg: PipelineConfig, root: Path, run_id: str | None = None, model:
               label: str = "finetuned", compare_base: bool | None = None) -> tuple[list[EvalModel], Path]:  # fmt: skip
     """The models to play and the dataset that decides the held-out tasks, with their defaults:
     this config's `make finetune` output, the dataset its train.json names (else the run's export)."""
-    from worldsmith.train.loop import finetune_paths
+    from worldsmith.finetune.loop import finetune_paths
 
     export, out = finetune_paths(cfg, root, run_id)
     model = str(model or out / "model")
@@ -202,7 +202,7 @@ def write_eval_report(source_run: str, results: list[ModelEval], out: Path) -> P
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from worldsmith.export.report import _svg
+    from worldsmith.plots import svg
 
     metrics = ["pass_rate", *[f"pass^{k}" for k in sorted({int(k) for r in results for k in r.pass_hat})], "tool_call_validity"]
 
@@ -231,7 +231,7 @@ th,td{{text-align:left;padding:.2rem .8rem;border-bottom:1px solid #eee;vertical
 tau-bench's (all k samples of a task pass). Episodes: <code>worldsmith query "SELECT * FROM trajectories WHERE run_id = '&lt;eval run&gt;'"</code>;
 figures: <code>SELECT * FROM evals</code>.</p>
 <table id="comparison"><tr><th></th>{head}</tr>{body}</table>
-<figure class="plot" id="plot-comparison">{_svg(fig)}</figure></body></html>
+<figure class="plot" id="plot-comparison">{svg(fig)}</figure></body></html>
 """
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".html.tmp")

@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 from worldsmith.config import ExportConfig
 from worldsmith.dedup import MinHashIndex, word_shingles
 from worldsmith.records import Agent, SFTExample, Task, ToolSpec, Trajectory, Verdict, content_id
-from worldsmith.sim.user import END_TOKENS
+from worldsmith.vocab import SPLITS, strip_end_tokens
 
 TOOL_CALL = pa.struct([("id", pa.string()), ("type", pa.string()), ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())]))])
 MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_calls", pa.list_(TOOL_CALL)), ("tool_call_id", pa.string())])
@@ -54,10 +54,7 @@ def sft_messages(traj: Trajectory) -> list[dict[str, Any]]:
     out = []
     for m in traj.messages:
         if m["role"] == "user":
-            text = m["content"]
-            for token in END_TOKENS.values():
-                text = text.replace(token, "")
-            out.append({"role": "user", "content": text.strip()})
+            out.append({"role": "user", "content": strip_end_tokens(m["content"])})
         elif m["role"] == "assistant":
             msg: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
             if m.get("tool_calls"):
@@ -141,7 +138,7 @@ class ExampleBuilder:
             self.dropped["near_duplicate"] += 1
             return None
         domain = agent.domain if agent else ""
-        called = sorted({c["tool_id"] for c in traj.calls if c.get("tool_id") and c.get("ok")})
+        called = sorted({c.tool_id for c in traj.calls if c.tool_id and c.ok})
         if cfg.max_per_tool and any(self.per_tool[t] >= cfg.max_per_tool for t in called):
             self.dropped["cap_per_tool"] += 1
             return None
@@ -183,7 +180,6 @@ def _row(e: SFTExample) -> dict[str, Any]:
     return {"example_id": e.example_id, "messages": msgs, "tools": e.tools, "metadata": e.metadata}
 
 
-SPLITS = ("train", "validation")
 # Examples per Parquet row group, as `datasets` writes them: the most the writer buffers per
 # split, and fixed, so the files do not depend on how the examples were batched upstream.
 ROW_GROUP_ROWS = 1000

@@ -24,7 +24,8 @@ import pyarrow.compute as pc
 
 from worldsmith.context import RunContext
 from worldsmith.export.sft import AgentInfo, ExampleBuilder, ExportWriter, TaskInfo, ToolInfo, dataset_card, validation_agents
-from worldsmith.records import Agent, Record, Task, ToolSpec, Trajectory, Verdict
+from worldsmith.records import Agent, FaultEvent, Record, Task, ToolCall, ToolSpec, Trajectory, Verdict
+from worldsmith.stage import Shard, Stage
 from worldsmith.store import RunStore
 
 BATCH_ROWS = 1000  # kept trajectories turned into examples at a time
@@ -95,11 +96,15 @@ def read_sorted(buckets: list[Path], batch_rows: int) -> Iterator[pa.RecordBatch
 
 
 def _trajectory(row: dict[str, Any]) -> Trajectory:
-    # The store validated these rows when it wrote them; model_construct leaves out the fields the export does not read.
-    return Trajectory.model_construct(**{c: json.loads(row[c]) if c in Trajectory.json_fields else row[c] for c in TRAJECTORY_COLUMNS})
+    # The store validated these rows when it wrote them; model_construct leaves out the fields the export does not read
+    # (and skips validating the messages again); the calls and faults it reads are typed.
+    data = {c: json.loads(row[c]) if c in Trajectory.json_fields else row[c] for c in TRAJECTORY_COLUMNS}
+    data["calls"] = [ToolCall.model_validate(c) for c in data["calls"]]
+    data["faults"] = [FaultEvent.model_validate(f) for f in data["faults"]]
+    return Trajectory.model_construct(**data)
 
 
-def run_export(ctx: RunContext, batch_rows: int = BATCH_ROWS, bucket_rows: int = BUCKET_ROWS) -> dict[str, Any]:
+def run(ctx: RunContext, shard: Shard | None = None, batch_rows: int = BATCH_ROWS, bucket_rows: int = BUCKET_ROWS) -> dict[str, Any]:
     cfg = ctx.cfg.export
     out = export_dir(ctx)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -133,3 +138,7 @@ def run_export(ctx: RunContext, batch_rows: int = BATCH_ROWS, bucket_rows: int =
     splits = writer.counts.splits
     return {"examples": n_examples, "train": splits.get("train", 0), "validation": splits.get("validation", 0),
             **{f"dropped:{k}": v for k, v in sorted(builder.dropped.items())}, "folder": str(paths["card"].parent)}  # fmt: skip
+
+
+STAGE = Stage("export", "The SFT dataset from the kept trajectories: Parquet, JSONL, OpenAI JSONL and a dataset card.", run,
+              section="export", totals=frozenset({"examples", "train", "validation", "dropped:"}))

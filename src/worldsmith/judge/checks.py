@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
-from worldsmith.records import Criterion, Task, Trajectory
+from worldsmith.records import Criterion, CriterionResult, Task, Trajectory
 from worldsmith.rubric import arguments_match, check_state
+from worldsmith.vocab import FAULTS
 
-MACHINE_KINDS = ("state", "call", "answer")
 # words an agent uses when it tells the user a tool failed
 PROBLEM_WORDS = re.compile(
     r"\b(error|fail(ed|ure)?|unavailable|could ?n[o']t|can ?n[o']t|unable|not able|problem|issue|try again|retry|timed? ?out|"
@@ -39,19 +38,19 @@ def final_reply(traj: Trajectory) -> str:
 
 
 def check_call(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
-    calls = [x for x in traj.calls if x.get("tool") == c.tool]
+    calls = [x for x in traj.calls if x.tool == c.tool]
     if not c.must:
         if calls:
-            return False, f"{c.tool} was called {len(calls)} time(s), first with {json.dumps(calls[0].get('arguments'))[:120]}"
+            return False, f"{c.tool} was called {len(calls)} time(s), first with {json.dumps(calls[0].arguments)[:120]}"
         return True, f"{c.tool} was not called"
-    ok = [x for x in calls if x.get("ok")]
-    match = [x for x in ok if isinstance(x.get("arguments"), dict) and arguments_match(c.arguments, x["arguments"])]
+    ok = [x for x in calls if x.ok]
+    match = [x for x in ok if isinstance(x.arguments, dict) and arguments_match(c.arguments, x.arguments)]
     if match:
-        return True, f"matched call {match[0]['call_id']} {json.dumps(match[0]['arguments'])[:120]}"
+        return True, f"matched call {match[0].call_id} {json.dumps(match[0].arguments)[:120]}"
     if ok:
-        return False, f"{c.tool} succeeded {len(ok)} time(s) but never with {json.dumps(c.arguments)[:120]}; got {json.dumps(ok[0]['arguments'])[:120]}"
+        return False, f"{c.tool} succeeded {len(ok)} time(s) but never with {json.dumps(c.arguments)[:120]}; got {json.dumps(ok[0].arguments)[:120]}"
     if calls:
-        return False, f"{c.tool} was called {len(calls)} time(s), never successfully ({calls[-1].get('executor')}: {(calls[-1].get('error') or '')[:100]})"
+        return False, f"{c.tool} was called {len(calls)} time(s), never successfully ({calls[-1].executor}: {(calls[-1].error or '')[:100]})"
     return False, f"{c.tool} was never called"
 
 
@@ -72,8 +71,8 @@ def check_order(criteria: list[Criterion], traj: Trajectory) -> tuple[bool, str]
         return None
     positions = []
     for c in ordered:
-        idx = next((i for i, x in enumerate(traj.calls) if x.get("tool") == c.tool and x.get("ok")
-                    and isinstance(x.get("arguments"), dict) and arguments_match(c.arguments, x["arguments"])), None)  # fmt: skip
+        idx = next((i for i, x in enumerate(traj.calls) if x.tool == c.tool and x.ok
+                    and isinstance(x.arguments, dict) and arguments_match(c.arguments, x.arguments)), None)  # fmt: skip
         if idx is None:
             return False, f"{c.tool} (step {c.order}) never matched"
         positions.append(idx)
@@ -82,17 +81,17 @@ def check_order(criteria: list[Criterion], traj: Trajectory) -> tuple[bool, str]
     return True, f"calls in order {[c.tool for c in ordered]}"
 
 
-def check_criterion(c: Criterion, task: Task, traj: Trajectory) -> dict[str, Any] | None:
+def check_criterion(c: Criterion, task: Task, traj: Trajectory) -> CriterionResult | None:
     """The deterministic result of one criterion, or None for `judge` criteria."""
     if c.kind == "state":
-        passed, evidence = check_state(c, traj.world_states.get("final", {}))
+        passed, evidence = check_state(c, traj.world_states.final)
     elif c.kind == "call":
         passed, evidence = check_call(c, traj)
     elif c.kind == "answer":
         passed, evidence = check_answer(c, traj)
     else:
         return None
-    return {"criterion_id": c.criterion_id, "kind": c.kind, "description": c.description, "passed": passed, "evidence": evidence, "source": "deterministic"}
+    return CriterionResult(criterion_id=c.criterion_id, kind=c.kind, description=c.description, passed=passed, evidence=evidence)
 
 
 def fault_recovery(traj: Trajectory) -> tuple[bool | None, str]:
@@ -101,12 +100,12 @@ def fault_recovery(traj: Trajectory) -> tuple[bool | None, str]:
         return None, "no fault injected"
     index = {m.get("tool_call_id"): i for i, m in enumerate(traj.messages) if m["role"] == "tool"}
     for f in traj.faults:
-        at = index.get(f["call_id"])
+        at = index.get(f.call_id)
         later = traj.messages[at + 1 :] if at is not None else []
-        retried = any(m["role"] == "assistant" and any(tc["function"]["name"] == f["tool"] for tc in m.get("tool_calls") or []) for m in later)
+        retried = any(m["role"] == "assistant" and any(tc["function"]["name"] == f.tool for tc in m.get("tool_calls") or []) for m in later)
         told = any(m["role"] == "assistant" and PROBLEM_WORDS.search(m.get("content") or "") for m in later)
-        if f["kind"] in ("partial_result", "empty_result", "edge_case"):
+        if FAULTS[f.kind].family != "network":  # data faults: an answer that goes on with what came back is a recovery
             told = told or any(m["role"] == "assistant" and (m.get("content") or "").strip() for m in later)
         if not (retried or told):
-            return False, f"{f['kind']} on {f['tool']} (turn {f['turn']}): neither retried nor reported to the user"
+            return False, f"{f.kind} on {f.tool} (turn {f.turn}): neither retried nor reported to the user"
     return True, f"{len(traj.faults)} fault(s), each retried or reported"

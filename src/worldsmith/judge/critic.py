@@ -13,7 +13,7 @@ from typing import Any
 
 from worldsmith.llm import LLMClient, Prompts
 from worldsmith.llm.client import ServerUnavailable
-from worldsmith.records import Task, Trajectory
+from worldsmith.records import CriticReport, Task, Trajectory
 
 CORE_RUBRICS = {
     "clarity_relevance": "The assistant's replies are clear and stay on the user's request, with nothing irrelevant.",
@@ -42,16 +42,16 @@ def critic_schema(ids: list[str]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-async def critique(client: LLMClient, prompts: Prompts, task: Task, traj: Trajectory, seed: int) -> dict[str, Any]:
-    """{"ok", "score", "rubrics": {id: {passed, reason}}, "model"} or {"ok": False, "error", "raw"}."""
+async def critique(client: LLMClient, prompts: Prompts, task: Task, traj: Trajectory, seed: int) -> CriticReport:
+    """The critic's report; `ok` False with the error (and raw text) when it gave no usable answer."""
     rubrics = rubrics_for(task)
-    msgs = prompts.render_messages("critic", goal=task.user_goal, messages=traj.messages, final_state=traj.world_states.get("final", {}), rubrics=rubrics)
+    msgs = prompts.render_messages("critic", goal=task.user_goal, messages=traj.messages, final_state=traj.world_states.final, rubrics=rubrics)
     try:
         r = await client.structured("critic", msgs, critic_schema(list(rubrics)), name="critique", seed=seed)
     except ServerUnavailable:  # the run stops; this trajectory is judged on resume
         raise
     except Exception as exc:  # a client that raised: this verdict records it, the stage goes on
-        return {"ok": False, "error": f"internal: {type(exc).__name__}: {str(exc)[:300]}", "raw": None, "model": client.model_for("critic")}
+        return CriticReport(ok=False, error=f"internal: {type(exc).__name__}: {str(exc)[:300]}", model=client.model_for("critic"))
     if not r.ok:
-        return {"ok": False, "error": f"{r.error_kind}: {r.error}", "raw": r.raw, "model": r.model}
-    return {"ok": True, "score": r.data["score"], "rubrics": r.data["rubrics"], "model": r.model}
+        return CriticReport(ok=False, error=f"{r.error_kind}: {r.error}", raw=r.raw, model=r.model)
+    return CriticReport(ok=True, score=r.data["score"], rubrics=r.data["rubrics"], model=r.model)

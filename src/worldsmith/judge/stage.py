@@ -17,18 +17,20 @@ from worldsmith.judge.checks import check_criterion, check_order, fault_recovery
 from worldsmith.judge.critic import critique
 from worldsmith.judge.hacks import find_hacks
 from worldsmith.progress import LiveProgress
-from worldsmith.records import Task, Trajectory, Verdict, in_shard
+from worldsmith.judge.stats import SECTIONS
+from worldsmith.records import CriterionResult, CriticReport, Task, Trajectory, Verdict
+from worldsmith.stage import Shard, Stage, holds
 
 
-def deterministic(task: Task, traj: Trajectory) -> list[dict[str, Any]]:
+def deterministic(task: Task, traj: Trajectory) -> list[CriterionResult]:
     results = [r for c in task.rubric.criteria if (r := check_criterion(c, task, traj)) is not None]
     order = check_order(task.rubric.criteria, traj)
     if order is not None:
-        results.append({"criterion_id": "order", "kind": "call", "description": "expected calls in order", "passed": order[0], "evidence": order[1], "source": "deterministic"})
+        results.append(CriterionResult(criterion_id="order", kind="call", description="expected calls in order", passed=order[0], evidence=order[1]))
     return results
 
 
-def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: dict[str, Any] | None) -> Verdict:
+def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: CriticReport | None) -> Verdict:
     """Apply the policy; every reason for dropping is kept, not just the first."""
     results = deterministic(task, traj)
     hacks = find_hacks(traj)
@@ -37,47 +39,47 @@ def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: dict[str, Any
     if traj.status not in cfg.statuses:
         reasons.append(f"status:{traj.status}" + (f":{traj.reason.split(':')[0]}" if traj.status == "error" and traj.reason else ""))
     if cfg.require_deterministic:
-        reasons += [f"criterion:{r['kind']}:{r['criterion_id']}" for r in results if not r["passed"]]
-    reasons += [f"hack:{h['kind']}" for h in hacks if h["kind"] in cfg.reject_hacks]
+        reasons += [f"criterion:{r.kind}:{r.criterion_id}" for r in results if not r.passed]
+    reasons += [f"hack:{h.kind}" for h in hacks if h.kind in cfg.reject_hacks]
     if cfg.require_fault_recovery and handled is False:
         reasons.append("fault_not_handled")
     score = None
     if critic is not None:
-        by_id = critic.get("rubrics", {})
+        by_id = critic.rubrics
         for r in results:  # the critic's view beside the deterministic one, for the agreement rate
-            if r["criterion_id"] in by_id:
-                r["critic_passed"], r["critic_reason"] = by_id[r["criterion_id"]]["passed"], by_id[r["criterion_id"]]["reason"]
+            if r.criterion_id in by_id:
+                r.critic_passed, r.critic_reason = by_id[r.criterion_id].passed, by_id[r.criterion_id].reason
         for c in task.rubric.criteria:
             if c.kind == "judge":
-                got = by_id.get(c.criterion_id, {})
-                results.append({"criterion_id": c.criterion_id, "kind": "judge", "description": c.description, "passed": got.get("passed"),
-                                "evidence": got.get("reason"), "source": "critic"})  # fmt: skip
-                if cfg.require_judge_criteria and critic.get("ok") and not got.get("passed"):
+                got = by_id.get(c.criterion_id)
+                results.append(CriterionResult(criterion_id=c.criterion_id, kind="judge", description=c.description, passed=got.passed if got else None,
+                                               evidence=got.reason if got else None, source="critic"))  # fmt: skip
+                if cfg.require_judge_criteria and critic.ok and not (got and got.passed):
                     reasons.append(f"criterion:judge:{c.criterion_id}")
-        if not critic.get("ok"):
+        if not critic.ok:
             reasons.append("critic_failed")
         else:
-            score = float(critic["score"])
+            score = float(critic.score)
             if score < cfg.min_critic_score:
                 reasons.append("critic_score")
     return Verdict(trajectory_id=traj.trajectory_id, task_id=traj.task_id, agent_id=traj.agent_id, criteria=results, hacks=hacks,
-                   critic=critic or {}, critic_score=score, faults=len(traj.faults), faults_handled=handled,
+                   critic=critic, critic_score=score, faults=len(traj.faults), faults_handled=handled,
                    passed=not reasons, reasons=reasons)  # fmt: skip
 
 
 def agreement(verdicts: list[Verdict]) -> tuple[float | None, int]:
     """Share of machine-checkable criteria where the critic agrees with the deterministic check."""
-    pairs = [(r["passed"], r["critic_passed"]) for v in verdicts for r in v.criteria if r.get("source") == "deterministic" and "critic_passed" in r]
+    pairs = [(r.passed, r.critic_passed) for v in verdicts for r in v.criteria if r.source == "deterministic" and r.critic_passed is not None]
     if not pairs:
         return None, 0
     return round(sum(a == b for a, b in pairs) / len(pairs), 3), len(pairs)
 
 
-async def make_verdicts(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
+async def make_verdicts(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     cfg = ctx.cfg.judge
     tasks = {t.task_id: t for t in ctx.store.read(Task)}
     done = ctx.store.existing_ids(Verdict)
-    todo = [t for t in ctx.store.read(Trajectory) if t.trajectory_id not in done and t.task_id in tasks and in_shard(t.task_id, shard)]
+    todo = [t for t in ctx.store.read(Trajectory) if t.trajectory_id not in done and t.task_id in tasks and holds(shard, t.task_id)]
     counts: Counter[str] = Counter()
     writer = ctx.store.writer(Verdict, flush_every=16)
     sem = asyncio.Semaphore(cfg.concurrency)
@@ -94,7 +96,7 @@ async def make_verdicts(ctx: RunContext, shard: tuple[int, int] | None = None) -
                     progress.in_flight -= 1
         v = decide(cfg, task, traj, critic)
         writer.add(v)
-        counts["critic_failed"] += critic is not None and not critic.get("ok")
+        counts["critic_failed"] += critic is not None and not critic.ok
         counts["passed" if v.passed else "dropped"] += 1
         progress.advance(failed=not v.passed)
 
@@ -110,5 +112,10 @@ async def make_verdicts(ctx: RunContext, shard: tuple[int, int] | None = None) -
             **{f"drop:{k}": c for k, c in reasons.most_common(6)}}  # fmt: skip
 
 
-def run_judge(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
+def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     return asyncio.run(make_verdicts(ctx, shard))
+
+
+STAGE = Stage("judge", "A verdict per trajectory: rubric checks, hack checks, the critic, and the keep policy.", run, section="judge",
+              splits_by=(Trajectory, "task_id"), totals=frozenset({"verdicts", "passed", "critic_agreement", "agreement_pairs", "drop:"}),
+              stats=SECTIONS)

@@ -1,1 +1,5 @@
-"""Agents, tasks and rubrics: system prompts over tool bundles, and rubric-checked tasks."""
+"""The tasks stage: persona, goal, initial world state and rubric per agent and difficulty, validated."""
+
+from worldsmith.tasks.stage import STAGE
+
+__all__ = ["STAGE"]

@@ -14,6 +14,8 @@ from typing import Any
 import jsonpatch
 import jsonpointer
 
+from worldsmith.records import PatchEntry, WorldStates
+
 
 class PatchRejected(ValueError):
     """A patch that cannot be applied, or whose result is not a valid world state."""
@@ -75,7 +77,7 @@ class World:
         self.initial = copy.deepcopy(initial)
         self.state = copy.deepcopy(initial)
         self.max_bytes = max_bytes
-        self.patches: list[dict[str, Any]] = []  # {"call_id", "tool", "patch"} in order
+        self.patches: list[PatchEntry] = []
 
     def check(self, patch: list[dict[str, Any]]) -> dict[str, Any]:
         """The state `patch` would give (raises PatchRejected); nothing is changed."""
@@ -83,7 +85,7 @@ class World:
 
     def commit(self, patch: list[dict[str, Any]], call_id: str, tool: str) -> None:
         self.state = self.check(patch)
-        self.patches.append({"call_id": call_id, "tool": tool, "patch": patch})
+        self.patches.append(PatchEntry(call_id=call_id, tool=tool, patch=patch))
 
-    def record(self) -> dict[str, Any]:
-        return {"initial": self.initial, "final": self.state, "patches": self.patches}
+    def record(self) -> WorldStates:
+        return WorldStates(initial=self.initial, final=self.state, patches=self.patches)

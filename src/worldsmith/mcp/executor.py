@@ -13,8 +13,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from worldsmith.sim.faults import error_content
-from worldsmith.specs.crawl import ServerEntry, ensure_venv, load_server_list, stdio_params
+from worldsmith.mcp.servers import ServerEntry, load_server_list
+from worldsmith.mcp.session import stdio_params
+from worldsmith.mcp.venvs import ensure_venv
+from worldsmith.vocab import error_content
 
 
 class RealExecutionError(RuntimeError):

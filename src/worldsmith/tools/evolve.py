@@ -20,8 +20,8 @@ import yaml
 from worldsmith.context import RunContext
 from worldsmith.progress import gather_with_progress
 from worldsmith.records import Domain, Rejection, ToolSpec, content_id
-from worldsmith.specs.dedup import NearDuplicateIndex
-from worldsmith.specs.normalize import ValidationLimits, check_spec, dedup_key
+from worldsmith.tools.dedup import NearDuplicateIndex
+from worldsmith.toolspec import ValidationLimits, check_spec, dedup_key
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 

@@ -16,10 +16,12 @@ from typing import Any
 
 from worldsmith.context import RunContext
 from worldsmith.progress import LiveProgress
-from worldsmith.records import Agent, Task, ToolSpec, Trajectory, content_id, in_shard
-from worldsmith.sim.episode import Episode, run_episode
-from worldsmith.sim.real import RealExecutor
-from worldsmith.sim.toolset import ToolSet
+from worldsmith.records import Agent, Task, ToolSpec, Trajectory, content_id
+from worldsmith.rollouts.stats import SECTIONS
+from worldsmith.stage import Shard, Stage, holds
+from worldsmith.rollouts.episode import Episode, run_episode
+from worldsmith.mcp.executor import RealExecutor
+from worldsmith.world.toolset import ToolSet
 
 TRANSPORT_FAILURES = ("timeout", "connection", "http")
 
@@ -77,11 +79,11 @@ def plan(ctx: RunContext, tasks: list[Task]) -> list[tuple[Task, int]]:
     return [(t, k) for t in tasks for k in range(n) if trajectory_id_for(t.task_id, k, ctx.seed) not in done]
 
 
-async def make_rollouts(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
+async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     cfg = ctx.cfg.rollouts
     tools = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
     agents = {a.agent_id: a for a in ctx.store.read(Agent)}
-    tasks = sorted((t for t in ctx.store.read(Task) if in_shard(t.task_id, shard)), key=lambda t: t.task_id)
+    tasks = sorted((t for t in ctx.store.read(Task) if holds(shard, t.task_id)), key=lambda t: t.task_id)
     jobs = plan(ctx, tasks)
     counts: Counter[str] = Counter()
     real = None
@@ -113,7 +115,7 @@ async def make_rollouts(ctx: RunContext, shard: tuple[int, int] | None = None) -
         if traj.status == "error":
             counts["error:" + (traj.reason or "").split(":", 1)[0]] += 1
         counts["faults"] += len(traj.faults)
-        counts["real_calls"] += sum(c["executor"] == "real" for c in traj.calls)
+        counts["real_calls"] += sum(c.executor == "real" for c in traj.calls)
         progress.advance(failed=traj.status == "error")
 
     async with ctx.client() as client:
@@ -133,5 +135,9 @@ async def make_rollouts(ctx: RunContext, shard: tuple[int, int] | None = None) -
     return out
 
 
-def run_rollouts(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
+def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     return asyncio.run(make_rollouts(ctx, shard))
+
+
+STAGE = Stage("rollouts", "Simulated episodes per task: the agent policy with a user simulator and tools acting on a world state.", run,
+              section="rollouts", splits_by=(Task, "task_id"), totals=frozenset({"trajectories", "lowest_concurrency"}), stats=SECTIONS)

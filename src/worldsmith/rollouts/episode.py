@@ -19,13 +19,14 @@ from typing import Any
 from worldsmith.config import RolloutsConfig
 from worldsmith.llm import LLMClient, Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
-from worldsmith.records import Agent, Task, Trajectory
-from worldsmith.sim.faults import FaultInjector
-from worldsmith.sim.real import RealExecutor
-from worldsmith.sim.tools import SimulatorFailure, ToolRunner
-from worldsmith.sim.toolset import ToolSet
-from worldsmith.sim.user import END_REASONS, UserSimulator
-from worldsmith.sim.world import World
+from worldsmith.records import Agent, FaultEvent, Task, ToolCall, Trajectory
+from worldsmith.world.faults import FaultInjector
+from worldsmith.mcp.executor import RealExecutor
+from worldsmith.world.runner import SimulatorFailure, ToolRunner
+from worldsmith.world.toolset import ToolSet
+from worldsmith.rollouts.user import UserSimulator
+from worldsmith.vocab import END_REASONS
+from worldsmith.world.state import World
 
 # tasks where the agent must not be forced to call a tool on its first step
 NO_FORCED_CALL = ("irrelevance", "clarification")
@@ -68,8 +69,8 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
     world = World(ep.task.initial_state, cfg.tool_sim.max_state_bytes)
     faults = FaultInjector(cfg.faults, ep.seed, force_first=ep.task.difficulty == "error_recovery")
     messages: list[dict[str, Any]] = [{"role": "system", "content": ep.agent.system_prompt}]
-    calls: list[dict[str, Any]] = []
-    fault_log: list[dict[str, Any]] = []
+    calls: list[ToolCall] = []
+    fault_log: list[FaultEvent] = []
     turns = steps = 0
     started = time.perf_counter()
     status, reason, raw = "finished", None, None
@@ -83,7 +84,7 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
         nonlocal turns
         budget()
         if turns == 0 and cfg.first_user_message == "goal_request":
-            messages.append({"role": "user", "content": ep.task.user_goal.get("request", "")})
+            messages.append({"role": "user", "content": ep.task.user_goal.request})
             turns += 1
             return False
         u = await user.reply(messages, seed=ep.seed + 7919 * (turns + 1))
@@ -124,13 +125,12 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
                     raise _End("error", f"tool_sim_failed: {exc.reason}", exc.raw) from None
                 if out.patch:
                     world.commit(out.patch, call["id"], call["function"]["name"])
-                calls.append({"turn": turns, "call_id": call["id"], "name": call["function"]["name"],
-                              "tool": spec.name if spec else None, "tool_id": out.tool_id, "arguments": out.arguments,
-                              "read_only": bool(spec and spec.annotations.get("readOnlyHint")),
-                              "executor": out.executor, "ok": out.ok, "error": out.error, "fault": out.fault,
-                              "patch_ops": len(out.patch), "attempts": out.attempts})  # fmt: skip
+                calls.append(ToolCall(turn=turns, call_id=call["id"], name=call["function"]["name"], tool=spec.name if spec else None,
+                                      tool_id=out.tool_id, arguments=out.arguments, read_only=bool(spec and spec.annotations.get("readOnlyHint")),
+                                      executor=out.executor, ok=out.ok, error=out.error, fault=out.fault, patch_ops=len(out.patch),
+                                      attempts=out.attempts))  # fmt: skip
                 if out.fault:
-                    fault_log.append({"turn": turns, "call_id": call["id"], "tool": call["function"]["name"], "kind": out.fault, "forced": out.forced})
+                    fault_log.append(FaultEvent(turn=turns, call_id=call["id"], tool=call["function"]["name"], kind=out.fault, forced=out.forced))
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": out.content})
             if len(calls) >= cfg.max_tool_calls:
                 raise _End("max_tool_calls", f"{len(calls)} tool calls, limit {cfg.max_tool_calls}")

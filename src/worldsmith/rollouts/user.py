@@ -14,10 +14,8 @@ from typing import Any
 
 from worldsmith.llm import LLMClient, Prompts
 from worldsmith.records import Task
+from worldsmith.vocab import END_TOKENS, strip_end_tokens
 
-STOP, TRANSFER, GIVE_UP = "###STOP###", "###TRANSFER###", "###GIVE_UP###"
-END_TOKENS = {"stop": STOP, "transfer": TRANSFER, "give_up": GIVE_UP}
-END_REASONS = {"stop": "user_stop", "transfer": "user_transfer", "give_up": "user_give_up"}
 
 
 def user_schema(first: bool) -> dict[str, Any]:
@@ -57,10 +55,7 @@ class UserTurn:
 
 def with_token(message: str, action: str) -> str:
     """The message as recorded: any stray tokens removed, the action's token appended."""
-    text = message
-    for token in END_TOKENS.values():
-        text = text.replace(token, "")
-    text = text.strip()
+    text = strip_end_tokens(message)
     return f"{text} {END_TOKENS[action]}".strip() if action in END_TOKENS else text
 
 
@@ -74,7 +69,7 @@ class UserSimulator:
         first = not any(m["role"] == "user" for m in messages)
         goal = self.task.user_goal
         msgs = self.prompts.render_messages(
-            "user_sim", persona=self.task.user_persona, goal=goal, facts=goal.get("facts", {}),
+            "user_sim", persona=self.task.user_persona, goal=goal, facts=goal.facts,
             first=first, difficulty=self.task.difficulty,
         )  # fmt: skip
         msgs = msgs[:1] + user_view(messages) + msgs[1:]

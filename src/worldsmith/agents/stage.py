@@ -10,7 +10,8 @@ from typing import Any
 
 from worldsmith.context import RunContext
 from worldsmith.progress import gather_with_progress
-from worldsmith.records import Agent, Bundle, Rejection, ToolSpec, content_id, in_shard
+from worldsmith.records import Agent, Bundle, Policies, Rejection, ToolSpec, content_id
+from worldsmith.stage import Shard, Stage, holds
 
 
 def agent_schema(tool_names: list[str]) -> dict[str, Any]:
@@ -36,12 +37,12 @@ def agent_id_for(bundle: Bundle) -> str:
     return content_id(bundle.bundle_id, "agent", prefix="agt_")
 
 
-async def make_agents(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
+async def make_agents(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     cfg = ctx.cfg.agents
     tools = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
     bundles = ctx.store.read(Bundle)
     done = ctx.store.existing_ids(Agent)
-    todo = [b for b in bundles if agent_id_for(b) not in done and in_shard(b.bundle_id, shard)]
+    todo = [b for b in bundles if agent_id_for(b) not in done and holds(shard, b.bundle_id)]
     rejections = ctx.store.writer(Rejection, flush_every=16)
     writer = ctx.store.writer(Agent, flush_every=16)
 
@@ -59,12 +60,12 @@ async def make_agents(ctx: RunContext, shard: tuple[int, int] | None = None) -> 
                                      payload={"raw": r.raw, "bundle_id": bundle.bundle_id}))  # fmt: skip
             return False
         d = r.data
-        policies = {"role": d["role"].strip(), "confirm_before": sorted(set(d["confirm_before"])), "never": d["never"], "guidelines": d["guidelines"]}
-        # destructive tools always need confirmation under a strict policy, whatever the model wrote
-        if strictness == "strict":
-            policies["confirm_before"] = sorted(set(policies["confirm_before"]) | {t.name for t in core if t.annotations.get("destructiveHint")})
+        confirm = set(d["confirm_before"])
+        if strictness == "strict":  # destructive tools always need confirmation under a strict policy, whatever the model wrote
+            confirm |= {t.name for t in core if t.annotations.get("destructiveHint")}
+        policies = Policies(role=d["role"].strip(), confirm_before=sorted(confirm), never=d["never"], guidelines=d["guidelines"])
         (system,) = [m["content"] for m in ctx.prompts.render_messages(
-            "agent_system_prompt", style=style, strictness=strictness, **policies)]  # fmt: skip
+            "agent_system_prompt", style=style, strictness=strictness, **policies.model_dump())]  # fmt: skip
         writer.add(Agent(agent_id=agent_id_for(bundle), bundle_id=bundle.bundle_id, system_prompt=system,
                          tool_ids=[t.tool_id for t in members], domain=bundle.domain, style=style,
                          strictness=strictness, policies=policies))  # fmt: skip
@@ -76,5 +77,9 @@ async def make_agents(ctx: RunContext, shard: tuple[int, int] | None = None) -> 
     return {"agents": ctx.store.count(Agent), "new": sum(results), "failed_calls": sum(not ok for ok in results)}
 
 
-def run_agents(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
+def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     return asyncio.run(make_agents(ctx, shard))
+
+
+STAGE = Stage("agents", "An agent per tool bundle: an LLM-designed role and policies rendered into a system prompt.", run, section="agents",
+              splits_by=(Bundle, "bundle_id"), totals=frozenset({"agents"}))

@@ -8,7 +8,6 @@ tool calls per trajectory, fault recovery by kind, top failure reasons, tokens b
 from __future__ import annotations
 
 import html
-import io
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,6 +15,8 @@ from typing import Any
 
 import duckdb
 
+from worldsmith.plots import bars, hist, svg
+from worldsmith.stage import Shard, Stage
 from worldsmith.store import refresh_catalog
 
 QUERIES = {
@@ -65,58 +66,6 @@ def _query(con: duckdb.DuckDBPyConnection, sql: str, run_id: str) -> list[dict[s
     return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
 
-def _svg(fig) -> str:
-    import matplotlib.pyplot as plt
-
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg") :]
-
-
-def _bars(rows: list[dict[str, Any]], title: str, xlabel: str, value: str = "n", stacked: str | None = None, rate: bool = False) -> str:
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.4, 0.45 * max(len(rows), 2) + 1.0))
-    labels = [str(r["label"]) for r in rows][::-1]
-    if rate:
-        values = [(r[stacked] / r[value]) if r[value] else 0 for r in rows][::-1]
-        ax.barh(labels, values, color="#4c78a8")
-        ax.set_xlim(0, 1)
-        for i, r in enumerate(rows[::-1]):
-            ax.text(values[i] + 0.01, i, f"{r[stacked]}/{r[value]}", va="center", fontsize=8)
-    else:
-        values = [r[value] for r in rows][::-1]
-        ax.barh(labels, values, color="#4c78a8")
-        for i, v in enumerate(values):
-            ax.text(v, i, f" {v}", va="center", fontsize=8)
-    ax.set_title(title, loc="left", fontsize=11)
-    ax.set_xlabel(xlabel)
-    if not rows:
-        ax.text(0.5, 0.5, "no data yet", ha="center", va="center", transform=ax.transAxes, color="#888")
-    return _svg(fig)
-
-
-def _hist(values: list[int], title: str, xlabel: str) -> str:
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(4.6, 2.8))
-    if values:
-        top = max(values)
-        ax.hist(values, bins=range(0, top + 2), color="#72b7b2", edgecolor="white", align="left")
-    else:
-        ax.text(0.5, 0.5, "no data yet", ha="center", va="center", transform=ax.transAxes, color="#888")
-    from matplotlib.ticker import MaxNLocator
-
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(title, loc="left", fontsize=11)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("trajectories")
-    return _svg(fig)
-
-
 def _usage(usage: dict[str, Any]) -> str:
     import matplotlib.pyplot as plt
 
@@ -129,7 +78,7 @@ def _usage(usage: dict[str, Any]) -> str:
     ax.legend(loc="lower right", fontsize=8)
     ax.set_title("tokens by role", loc="left", fontsize=11)
     ax.set_xlabel("tokens")
-    return _svg(fig)
+    return svg(fig)
 
 
 def headline(data: dict[str, Any]) -> dict[str, Any]:
@@ -161,16 +110,16 @@ def build_report(data_dir: str | Path, run_id: str, out: Path) -> dict[str, Any]
     turns = [r["turns"] for r in data["turns"]]
     calls = [r["tool_calls"] for r in data["turns"]]
     plots = [
-        ("funnel", "Yield funnel", _bars([{"label": r["step"], "n": r["n"]} for r in data["funnel"]], "yield funnel", "records")),
-        ("difficulty", "Pass rate by task difficulty", _bars(data["by_difficulty"], "pass rate by difficulty", "share of trajectories kept", stacked="passed", rate=True)),
-        ("domain", "Pass rate by domain", _bars(data["by_domain"], "pass rate by domain", "share of trajectories kept", stacked="passed", rate=True)),
-        ("coverage", "Tool coverage", _bars(data["coverage"], "tool coverage", "tools")),
-        ("top-tools", "Most called tools", _bars(data["top_tools"], "most called tools", "calls")),
-        ("turns", "User turns per trajectory", _hist(turns, "user turns per trajectory", "turns")),
-        ("tool-calls", "Tool calls per trajectory", _hist(calls, "tool calls per trajectory", "tool calls")),
-        ("faults", "Fault recovery by kind", _bars(data["faults"], "fault recovery by kind", "share handled", stacked="handled", rate=True)),
-        ("reasons", "Top failure reasons", _bars(data["reasons"], "top reasons for dropping", "trajectories")),
-        ("statuses", "How episodes ended", _bars(data["statuses"], "how episodes ended", "trajectories")),
+        ("funnel", "Yield funnel", bars([{"label": r["step"], "n": r["n"]} for r in data["funnel"]], "yield funnel", "records")),
+        ("difficulty", "Pass rate by task difficulty", bars(data["by_difficulty"], "pass rate by difficulty", "share of trajectories kept", stacked="passed", rate=True)),
+        ("domain", "Pass rate by domain", bars(data["by_domain"], "pass rate by domain", "share of trajectories kept", stacked="passed", rate=True)),
+        ("coverage", "Tool coverage", bars(data["coverage"], "tool coverage", "tools")),
+        ("top-tools", "Most called tools", bars(data["top_tools"], "most called tools", "calls")),
+        ("turns", "User turns per trajectory", hist(turns, "user turns per trajectory", "turns")),
+        ("tool-calls", "Tool calls per trajectory", hist(calls, "tool calls per trajectory", "tool calls")),
+        ("faults", "Fault recovery by kind", bars(data["faults"], "fault recovery by kind", "share handled", stacked="handled", rate=True)),
+        ("reasons", "Top failure reasons", bars(data["reasons"], "top reasons for dropping", "trajectories")),
+        ("statuses", "How episodes ended", bars(data["statuses"], "how episodes ended", "trajectories")),
         ("tokens", "Token usage by role", _usage(data["usage"])),
     ]  # fmt: skip
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape('n/a' if v is None else str(v))}</td></tr>" for k, v in head.items())
@@ -192,9 +141,12 @@ figure{{margin:0}} figcaption{{font-weight:600;margin-bottom:.3rem}} svg{{max-wi
     return head
 
 
-def run_report(ctx) -> dict[str, Any]:
+def run(ctx, shard: Shard | None = None) -> dict[str, Any]:
     """The report stage: `<run>/report.html`."""
     out = ctx.store.root / "report.html"
     ctx.store.write_info(usage=ctx.usage.snapshot())  # the report reads the usage from run.json
     head = build_report(ctx.store.data_dir, ctx.run_id, out)
     return {**{k: v for k, v in head.items() if v is not None}, "report": str(out)}
+
+
+STAGE = Stage("report", "The run's HTML report: yield funnel, pass rates, coverage, faults and tokens.", run, section="report")

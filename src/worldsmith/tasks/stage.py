@@ -14,9 +14,11 @@ from typing import Any
 
 from worldsmith.context import RunContext
 from worldsmith.progress import gather_with_progress
-from worldsmith.records import Agent, Criterion, Rejection, Rubric, Task, ToolSpec, content_id, in_shard
+from worldsmith.records import Agent, Criterion, Rejection, Rubric, Task, ToolSpec, content_id
+from worldsmith.stage import Shard, Stage, holds
+from worldsmith.tasks.stats import SECTIONS
 from worldsmith.jsonschemas import embed_schema
-from worldsmith.tasks.agents import tool_view
+from worldsmith.agents.stage import tool_view
 from worldsmith.tasks.validate import validate_task
 
 SCALAR = {"type": ["string", "number", "boolean"]}
@@ -136,7 +138,7 @@ def task_id_for(agent: Agent, k: int) -> str:
     return content_id(agent.agent_id, "task", k, prefix="tsk_")
 
 
-async def make_tasks(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
+async def make_tasks(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     cfg = ctx.cfg.tasks
     tools_by_id = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
     agents = ctx.store.read(Agent)
@@ -175,12 +177,16 @@ async def make_tasks(ctx: RunContext, shard: tuple[int, int] | None = None) -> d
         counts["new"] += 1
         writer.add(task)
 
-    jobs = [(a, k) for a in agents if in_shard(a.agent_id, shard) for k in range(cfg.per_agent) if task_id_for(a, k) not in done]
+    jobs = [(a, k) for a in agents if holds(shard, a.agent_id) for k in range(cfg.per_agent) if task_id_for(a, k) not in done]
     async with ctx.client() as client:
         with writer, rejections:
             await gather_with_progress("tasks", [one(client, a, k) for a, k in jobs], total=len(jobs))
     return {"tasks": ctx.store.count(Task), **counts}
 
 
-def run_tasks(ctx: RunContext, shard: tuple[int, int] | None = None) -> dict[str, Any]:
+def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     return asyncio.run(make_tasks(ctx, shard))
+
+
+STAGE = Stage("tasks", "Tasks per agent and difficulty: persona, goal, initial world state and rubric, validated before use.", run,
+              section="tasks", splits_by=(Agent, "agent_id"), totals=frozenset({"tasks"}), stats=SECTIONS)

@@ -21,10 +21,10 @@ from typing import Any
 
 import torch
 
-from worldsmith.config import FinetuneConfig
-from worldsmith.train.data import encode, lm_loss, load_split, make_batches, make_packed_batches, padding_fraction
-from worldsmith.train.muon import make_optimizer
-from worldsmith.train.qk_clip import QKClip
+from worldsmith.config import FinetuneConfig, resolve_path
+from worldsmith.finetune.data import encode, lm_loss, load_split, make_batches, make_packed_batches, padding_fraction
+from worldsmith.finetune.muon import make_optimizer
+from worldsmith.finetune.qk_clip import QKClip
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "llm" / "chat_templates" / "smollm2_tools.jinja"
 
@@ -78,17 +78,10 @@ def lr_factor(step: int, warmup: int, total: int) -> float:
 
 def finetune_paths(cfg, root: Path, run_id: str | None = None, dataset: str | Path | None = None) -> tuple[Path, Path]:
     """(export folder to train on, output folder) for a pipeline config: the CLI's and the flow's."""
-    from worldsmith.pipeline import default_run_id
-
     ft = cfg.finetune
-    run = run_id or default_run_id(cfg)
-
-    def path(p: str | Path) -> Path:
-        q = Path(p).expanduser()
-        return q if q.is_absolute() else root / q
-
-    source = path(dataset) if dataset else (path(ft.dataset) if ft.dataset else path(cfg.export.out_dir) / run)
-    return source, path(ft.out_dir) / (ft.name or f"{run}-{ft.optimizer}")
+    run = run_id or cfg.default_run_id()
+    source = resolve_path(root, dataset) if dataset else (resolve_path(root, ft.dataset) if ft.dataset else resolve_path(root, cfg.export.out_dir) / run)
+    return source, resolve_path(root, ft.out_dir) / (ft.name or f"{run}-{ft.optimizer}")
 
 
 def _checkpoint_path(out: Path) -> Path:

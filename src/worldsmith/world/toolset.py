@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from worldsmith.records import ToolSpec
-from worldsmith.specs.normalize import openai_name, to_openai_tool
+from worldsmith.toolspec import openai_name, to_openai_tool
 
 
 @dataclass

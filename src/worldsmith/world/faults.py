@@ -8,29 +8,12 @@ faults (partial or empty result) only read-only tools; edge-case data any simula
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import dataclass
 from typing import Any
 
 from worldsmith.config import FaultsConfig
-
-NETWORK_FAULTS = ("transient_error", "timeout", "rate_limit")
-DATA_FAULTS = ("partial_result", "empty_result")
-FAULT_KINDS = (*NETWORK_FAULTS, *DATA_FAULTS, "edge_case")
-
-# what the agent sees for a network fault: the error a real service would give
-NETWORK_ERRORS = {
-    "transient_error": ("unavailable", "503 Service Unavailable: the upstream service failed to answer. Try again."),
-    "timeout": ("timeout", "The request timed out after 30 seconds without a response."),
-    "rate_limit": ("rate_limited", "429 Too Many Requests: rate limit exceeded, retry after 2 seconds."),
-}
-
-
-def error_content(code: str, message: str) -> str:
-    """A tool reply that reports an error, as JSON text (what the agent reads)."""
-    return json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False)
-
+from worldsmith.vocab import FAULT_KINDS, FAULTS, FORCED_FAULT
 
 @dataclass(frozen=True)
 class ToolTraits:
@@ -51,18 +34,19 @@ class FaultInjector:
         self.calls = 0
 
     def eligible(self, kind: str, t: ToolTraits) -> bool:
-        if kind in NETWORK_FAULTS:
+        family = FAULTS[kind].family
+        if family == "network":
             return t.open_world
-        if kind in DATA_FAULTS:
+        if family == "data":
             return t.read_only and t.simulated
-        return t.simulated  # edge_case
+        return t.simulated  # edge
 
     def draw(self, t: ToolTraits) -> tuple[str | None, bool]:
         """(fault kind or None, forced) for the next call."""
         u = self.rng.random()  # always drawn: the schedule does not depend on which tools were called
         self.calls += 1
         if self.force_first and self.calls == 1:
-            return "transient_error", True
+            return FORCED_FAULT, True
         if not self.cfg.enabled:
             return None, False
         rates = self.cfg.rates.model_dump()

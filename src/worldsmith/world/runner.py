@@ -22,16 +22,11 @@ from referencing.exceptions import Unresolvable
 from worldsmith.config import RolloutsConfig
 from worldsmith.llm import LLMClient, Prompts
 from worldsmith.records import ToolSpec
-from worldsmith.sim.faults import NETWORK_ERRORS, FaultInjector, error_content, traits
-from worldsmith.sim.real import RealExecutionError, RealExecutor
-from worldsmith.sim.world import PatchRejected, World
+from worldsmith.vocab import FAULTS, error_content
+from worldsmith.world.faults import FaultInjector, traits
+from worldsmith.mcp.executor import RealExecutionError, RealExecutor
+from worldsmith.world.state import PatchRejected, World
 from worldsmith.jsonschemas import embed_schema
-
-FAULT_INSTRUCTIONS = {
-    "partial_result": 'return only part of the matching data (fewer items than exist) and say so in the result, e.g. "truncated": true.',
-    "empty_result": "return an empty result: nothing matches (an empty list or no record), as the real tool would.",
-    "edge_case": "return valid but unusual data: boundary values, optional fields missing, zero amounts, long or non-ASCII text.",
-}
 
 # bounded sizes: a small model otherwise repeats itself until it runs out of tokens
 SCALAR = {"anyOf": [{"type": "string", "maxLength": 300}, {"type": ["number", "boolean", "null"]}]}
@@ -177,8 +172,8 @@ class ToolRunner:
                                "invalid_arguments", spec.tool_id, arguments, error=problem)  # fmt: skip
         real = self.real is not None and spec.source == "mcp" and self.real.handles(spec.server)
         kind, forced = faults.draw(traits(spec.annotations, simulated=not real))
-        if kind in NETWORK_ERRORS:
-            code, message = NETWORK_ERRORS[kind]
+        if kind and FAULTS[kind].error:
+            code, message = FAULTS[kind].error
             return CallOutcome(error_content(code, message), False, "fault", spec.tool_id, arguments, error=message, fault=kind, forced=forced)
         if real:
             try:
@@ -197,7 +192,7 @@ class ToolRunner:
             msgs = self.prompts.render_messages(
                 "tool_sim", tool=spec.model_dump(include={"name", "description", "input_schema", "output_schema"}),
                 read_only=is_read_only(spec), arguments=arguments, state=view, trimmed=trimmed,
-                fault_instruction=FAULT_INSTRUCTIONS.get(fault or ""), problem=problem, **example_names(view),
+                fault_instruction=FAULTS[fault].instruction if fault else None, problem=problem, **example_names(view),
             )  # fmt: skip
             r = await self.client.structured("tool_sim", msgs, sim_schema(spec, result, paths), name="tool_result", seed=seed + attempt)
             if not r.ok:

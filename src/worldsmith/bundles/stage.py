@@ -1,0 +1,34 @@
+"""The bundles stage: a networkx tool graph of the run's tools, and coherent tool bundles
+drawn from it by random walks (each the seed of one agent)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from worldsmith.bundles.graph import build_graph, coverage, sample_bundles
+from worldsmith.bundles.stats import SECTIONS
+from worldsmith.context import RunContext
+from worldsmith.records import Bundle, ToolSpec
+from worldsmith.stage import Shard, Stage
+
+
+def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
+    tools = ctx.store.read(ToolSpec)
+    graph = build_graph(tools)
+    # sampled once per run: a resumed run whose tool set grew (a retried evolution) must not
+    # draw another `count` bundles from the changed graph
+    if len(ctx.store.read(Bundle)) < ctx.cfg.tools.bundles.count:
+        ctx.store.append(sample_bundles(graph, ctx.cfg.tools.bundles, seed=ctx.seed))
+    stored = ctx.store.read(Bundle)
+    cov = coverage(tools, stored)
+    return {
+        "bundles": len(stored),
+        "graph_nodes": graph.number_of_nodes(),
+        "graph_edges": graph.number_of_edges(),
+        "coverage": cov.get("all", 0.0),
+        "mixed_real_synthetic": sum(1 for b in stored if len(set(b.sources)) > 1),
+    }
+
+
+STAGE = Stage("bundles", "Tool bundles drawn from the tool graph (random walks mixing real and evolved tools).", run, section="tools",
+              totals=frozenset({"bundles", "graph_nodes", "graph_edges", "coverage", "mixed_real_synthetic"}), stats=SECTIONS)

@@ -1,1 +1,0 @@
-"""Tool repository stage: crawl real MCP servers, normalize, evolve, tool graph."""

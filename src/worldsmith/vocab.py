@@ -1,0 +1,96 @@
+"""The shared vocabulary, defined once: kinds of faults, criteria and hacks, the user
+simulator's end tokens, how an episode ends, and where an export keeps its files. Stages
+and config import these; nothing else lists them.
+
+Adding a fault kind is one `FaultKind` in `FAULTS`: the config grows its rate key, the
+injector draws it, the tool runner applies it and the judge's recovery check knows it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+# --------------------------------------------------------------------------- faults
+
+
+@dataclass(frozen=True)
+class FaultKind:
+    """A controlled failure injected into a tool call.
+
+    family: `network` faults fail the call with `error` before it runs (open-world tools only);
+    `data` faults shape what a read returns (read-only, simulated tools only); `edge` faults
+    ask for unusual but valid data (any simulated tool)."""
+
+    name: str
+    family: Literal["network", "data", "edge"]
+    default_rate: float
+    error: tuple[str, str] | None = None  # network: (code, message) the agent reads
+    instruction: str | None = None  # data and edge: what the tool simulator is told to return
+
+
+FAULTS: dict[str, FaultKind] = {
+    f.name: f
+    for f in (
+        FaultKind("transient_error", "network", 0.04, error=("unavailable", "503 Service Unavailable: the upstream service failed to answer. Try again.")),
+        FaultKind("timeout", "network", 0.03, error=("timeout", "The request timed out after 30 seconds without a response.")),
+        FaultKind("rate_limit", "network", 0.03, error=("rate_limited", "429 Too Many Requests: rate limit exceeded, retry after 2 seconds.")),
+        FaultKind("partial_result", "data", 0.04,
+                  instruction='return only part of the matching data (fewer items than exist) and say so in the result, e.g. "truncated": true.'),
+        FaultKind("empty_result", "data", 0.03, instruction="return an empty result: nothing matches (an empty list or no record), as the real tool would."),
+        FaultKind("edge_case", "edge", 0.05,
+                  instruction="return valid but unusual data: boundary values, optional fields missing, zero amounts, long or non-ASCII text."),
+    )
+}  # fmt: skip
+FAULT_KINDS: tuple[str, ...] = tuple(FAULTS)
+NETWORK_FAULTS: tuple[str, ...] = tuple(k for k, f in FAULTS.items() if f.family == "network")
+DATA_FAULTS: tuple[str, ...] = tuple(k for k, f in FAULTS.items() if f.family == "data")
+FORCED_FAULT = "transient_error"  # what an error_recovery task's first call meets
+
+
+def error_content(code: str, message: str) -> str:
+    """A tool reply that reports an error, as JSON text (what the agent reads)."""
+    return json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False)
+
+
+# --------------------------------------------------------------------------- rubrics and the judge
+
+CriterionKind = Literal["state", "call", "answer", "judge"]
+CRITERION_KINDS: tuple[str, ...] = ("state", "call", "answer", "judge")
+MACHINE_KINDS: tuple[str, ...] = ("state", "call", "answer")  # checked by code; `judge` only by the critic
+STATE_OPS: tuple[str, ...] = ("equals", "not_equals", "exists", "absent", "contains", "gte", "lte")
+StateOp = Literal["equals", "not_equals", "exists", "absent", "contains", "gte", "lte"]
+
+HackKind = Literal["unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool"]
+HACK_KINDS: tuple[str, ...] = ("unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool")
+
+DIFFICULTIES: tuple[str, ...] = ("single_call", "multi_call", "dependent_calls", "error_recovery", "clarification", "irrelevance")
+
+# --------------------------------------------------------------------------- episodes
+
+TrajectoryStatus = Literal["finished", "max_turns", "max_tool_calls", "max_tokens", "error"]
+ENDED_BY_LIMIT: tuple[str, ...] = ("max_turns", "max_tool_calls", "max_tokens")
+
+# tau2's end tokens: the user simulator's last message carries the one of its action
+STOP, TRANSFER, GIVE_UP = "###STOP###", "###TRANSFER###", "###GIVE_UP###"
+END_TOKENS: dict[str, str] = {"stop": STOP, "transfer": TRANSFER, "give_up": GIVE_UP}
+END_REASONS: dict[str, str] = {"stop": "user_stop", "transfer": "user_transfer", "give_up": "user_give_up"}
+
+
+def strip_end_tokens(text: str) -> str:
+    for token in END_TOKENS.values():
+        text = text.replace(token, "")
+    return text.strip()
+
+
+# --------------------------------------------------------------------------- the export folder
+
+SPLITS: tuple[str, ...] = ("train", "validation")
+EXPORT_CARD = "README.md"
+
+
+def export_jsonl(folder: str | Path, split: str) -> Path:
+    """The JSONL rows of one split of an export folder (what finetune and eval read)."""
+    return Path(folder) / "jsonl" / f"{split}.jsonl"
