@@ -111,16 +111,40 @@ def test_tool_call_arguments_validate(engine, mode):
 
 
 def test_tool_result_round_trip_renders(engine):
-    """A full tool exchange in OpenAI format is accepted by the server's chat template."""
+    """A full tool exchange in OpenAI format is accepted by the server's chat template, and the
+    tool's result is in the prompt: the server counts exactly the tokens of the rendered text,
+    and the result's own tokens more than with an empty result."""
+    import transformers
+
+    from worldsmith.finetune.loop import TEMPLATE
+    from worldsmith.llm.server import packaged_gguf
+
     _, server = engine
-    messages = [
-        {"role": "user", "content": "Weather in Oslo?"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]},
-        {"role": "tool", "tool_call_id": "call_1", "content": '{"temp_c": -3, "sky": "snow"}'},
-    ]
-    result = call(server, lambda c: c.tool_step("agent", messages, TOOLS, mode="constrained", max_tokens=120))
-    assert result.ok, f"{result.error}: {result.raw}"
-    assert result.content or result.tool_calls
+    gguf = packaged_gguf()
+    tok = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    tok.chat_template = TEMPLATE.read_text()
+    weather = '{"temp_c": -3, "sky": "snow", "station": "Blindern-7731"}'  # a value found nowhere else in the prompt
+
+    def exchange(result):
+        ask = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+        return [
+            {"role": "user", "content": "Weather in Oslo?"},
+            {"role": "assistant", "content": None, "tool_calls": [ask]},
+            {"role": "tool", "tool_call_id": "call_1", "content": result},
+        ]
+
+    counted = {}
+    for content in (weather, ""):
+        messages = exchange(content)
+        result = call(server, lambda c, m=messages: c.tool_step("agent", m, TOOLS, mode="constrained", max_tokens=120))
+        assert result.ok, f"{result.error}: {result.raw}"
+        assert result.content or result.tool_calls
+        text = tok.apply_chat_template(messages, tools=TOOLS, add_generation_prompt=True, tokenize=False)
+        assert ("Blindern-7731" in text) == bool(content)
+        counted[content] = len(tok(text, add_special_tokens=False)["input_ids"])
+        assert result.prompt_tokens == counted[content]  # the server prompted with this rendering, token for token
+    # 399 and 372 tokens with llama.cpp: the difference is the 27 tokens of the result itself
+    assert counted[weather] - counted[""] == len(tok(weather, add_special_tokens=False)["input_ids"]) == 27
 
 
 def test_the_server_renders_the_prompt_training_renders(engine):

@@ -4,6 +4,7 @@ the next steps, an exploding loss stops, and the saved folder reloads and genera
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -39,10 +40,11 @@ def dataset(tmp_path_factory):
     return out
 
 
-def tiny(tokenizer, seed=0):
+def tiny(tokenizer, seed=0, initializer_range=0.02):
     torch.manual_seed(seed)
     cfg = transformers.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024, tie_word_embeddings=True)  # fmt: skip
+                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
+                                   tie_word_embeddings=True, initializer_range=initializer_range)  # fmt: skip
     return transformers.LlamaForCausalLM(cfg)
 
 
@@ -63,9 +65,23 @@ def test_labels_are_exactly_the_assistant_turns(tokenizer, dataset):
 
 
 def test_batches_bucket_by_length(tokenizer, dataset):
-    enc = [encode(tokenizer, r, 4096) for r in load_split(dataset, "train")]
+    base = load_split(dataset, "train")[0]
+
+    def longer(k):  # the same conversation, its last reply k sentences longer (the exported rows are all one length)
+        messages = copy.deepcopy(base["messages"])
+        messages[-1]["content"] += " The refund goes back to your card." * k
+        return {**base, "messages": messages}
+
+    # three pairs of near-equal lengths, listed so that neighbours in this order are far apart
+    enc = [encode(tokenizer, longer(k), 4096) for k in (0, 60, 30, 2, 62, 32)]
+    lengths = [len(e["input_ids"]) for e in enc]
+    assert max(lengths) - min(lengths) > 400
     batches = make_batches(enc, 2, tokenizer.pad_token_id)
-    assert sum(b.input_ids.shape[0] for b in batches) == len(enc) and 0 <= padding_fraction(batches) < 0.2
+    in_batches = sorted(sorted(b.attention_mask.sum(1).tolist()) for b in batches)
+    assert in_batches == [sorted(lengths)[i : i + 2] for i in (0, 2, 4)]  # each batch: two length-neighbours
+    # the same rows batched two by two in the order given, each pair padded to its longer row
+    naive = 1 - sum(lengths) / sum(2 * max(lengths[i : i + 2]) for i in (0, 2, 4))
+    assert padding_fraction(batches) < 0.02 and naive > 0.12, (padding_fraction(batches), naive)
 
 
 def test_packing_puts_every_example_in_once_within_the_row_length(tokenizer, dataset):
@@ -83,16 +99,38 @@ def test_packing_puts_every_example_in_once_within_the_row_length(tokenizer, dat
 
 
 def test_a_packed_row_learns_exactly_what_its_examples_learn_alone(tokenizer, dataset):
-    model = tiny(tokenizer)
     enc = [encode(tokenizer, r, 4096) for r in load_split(dataset, "train")][:3]
     [batch] = make_packed_batches(enc, 1, sum(len(e["input_ids"]) for e in enc) + 7, tokenizer.pad_token_id)  # one row, a padding tail
     alone = [make_batches([e], 1, tokenizer.pad_token_id)[0] for e in enc]
-    with torch.no_grad():
-        # the mean loss over labelled tokens: the token-weighted mean of each example's own loss
-        expected = sum(lm_loss(model, b).item() * b.trained_tokens for b in alone) / sum(b.trained_tokens for b in alone)
-        assert lm_loss(model, batch).item() == pytest.approx(expected, rel=2e-6)
-        leaky = Batch(batch.input_ids, batch.labels, batch.attention_mask)  # the same row attending across its examples
-        assert lm_loss(model, leaky).item() != pytest.approx(expected, rel=1e-5)  # (a random tiny model barely tells them apart)
+    leaky = Batch(batch.input_ids, batch.labels, batch.attention_mask)  # the same row attending across its examples
+    row, spans, order = batch.input_ids[0].tolist(), [], []
+    while len(order) < 3:  # which example each stretch of the row holds, found from the tokens alone
+        a = spans[-1][1] if spans else 0
+        k = next(k for k, e in enumerate(enc) if k not in order and e["input_ids"] == row[a : a + len(e["input_ids"])])
+        spans.append((a, a + len(enc[k]["input_ids"])))
+        order.append(k)
+
+    def only(b, a, z):  # the batch with labels on tokens a..z-1 only: lm_loss is then that example's own mean
+        labels = torch.full_like(b.labels, IGNORE)
+        labels[:, a:z] = b.labels[:, a:z]
+        return Batch(b.input_ids, labels, b.attention_mask, b.position_ids)
+
+    tol = 2e-6
+    for seed in (0, 1, 2):
+        # weights 25x the default scale: a default tiny model's logits barely depend on the context (leaky
+        # attention moved the loss ~1e-5 only), these make the control differ clearly
+        model = tiny(tokenizer, seed, initializer_range=0.5)
+        with torch.no_grad():
+            # the mean loss over labelled tokens: the token-weighted mean of each example's own loss
+            own_losses, weights = [lm_loss(model, b).item() for b in alone], [b.trained_tokens for b in alone]
+            expected = sum(x * w for x, w in zip(own_losses, weights, strict=True)) / sum(weights)
+            assert lm_loss(model, batch).item() == pytest.approx(expected, rel=tol)
+            # the examples after the first: only they could see another example
+            for (a, z), k in list(zip(spans, order, strict=True))[1:]:
+                own = own_losses[k]
+                assert lm_loss(model, only(batch, a, z)).item() == pytest.approx(own, rel=tol), (seed, k)
+                leaked = abs(lm_loss(model, only(leaky, a, z)).item() - own) / own
+                assert leaked > 100 * tol, (seed, k, leaked)  # the control: attending across examples shows clearly
 
 
 def _cfg(**over):
