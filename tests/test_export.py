@@ -251,7 +251,7 @@ def test_the_streamed_export_writes_what_the_in_memory_functions_write(stored, t
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from worldsmith.export.sft import SCHEMA, _row
+    from worldsmith.export.formats import SCHEMA, parquet_row as _row
     from worldsmith.export.stage import export_dir, run as run_export
     from worldsmith.records import Agent, Task, ToolSpec, Trajectory, Verdict
 
@@ -288,10 +288,10 @@ def test_the_streamed_export_writes_what_the_in_memory_functions_write(stored, t
 def test_the_batch_size_does_not_change_the_files(stored, monkeypatch):
     import pyarrow.parquet as pq
 
-    from worldsmith.export import sft
+    from worldsmith.export import formats
     from worldsmith.export.stage import export_dir, run as run_export
 
-    monkeypatch.setattr(sft, "ROW_GROUP_ROWS", 3)  # several row groups, which must not follow the read batches
+    monkeypatch.setattr(formats, "ROW_GROUP_ROWS", 3)  # several row groups, which must not follow the read batches
     results = []
     for batch_rows, bucket_rows in ((1, 1), (4, 3), (2, 7), (10_000, 10_000)):
         counts = run_export(stored, batch_rows=batch_rows, bucket_rows=bucket_rows)
@@ -318,3 +318,124 @@ def test_a_failed_export_leaves_the_previous_one(stored, monkeypatch):
         run_export(stored, batch_rows=2, bucket_rows=4)
     assert folder_bytes(export_dir(stored)) == before
     assert {p.name for p in export_dir(stored).parent.iterdir()} == {"exp"}
+
+
+
+# ------------------------------------------------------------------ export formats (formats.py, export.formats)
+
+
+def _call(call_id: str, order_id: str) -> dict:
+    arguments = json.dumps({"order_id": order_id})
+    return {"id": call_id, "type": "function", "function": {"name": "get_order", "arguments": arguments}}
+
+
+def test_sharegpt_rows_round_trip_a_conversation_with_tool_calls(tmp_path):
+    parameters = {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}
+    function = {"name": "get_order", "description": "Read an order.", "parameters": parameters}
+    messages = [
+        {"role": "system", "content": "You help with orders."},
+        {"role": "user", "content": "Where is order o-1?"},
+        {"role": "assistant", "content": None, "tool_calls": [_call("c1", "o-1")]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"status": "shipped"}'},
+        {"role": "assistant", "content": "Both, then.", "tool_calls": [_call("c2", "o-2"), _call("c3", "o-3")]},
+        {"role": "tool", "tool_call_id": "c2", "content": '{"status": "open"}'},
+        {"role": "tool", "tool_call_id": "c3", "content": "not found"},
+        {"role": "assistant", "content": "o-1 is shipped, o-2 is open, o-3 was not found."},
+    ]
+    tools = json.dumps([{"type": "function", "function": function}])
+    example = SFTExample(example_id="ex_1", messages=messages, tools=tools, split="train",
+                         metadata={"agent_id": "agt_1", "called_tool_ids": ["get_order"]})  # fmt: skip
+    paths = write_export([example], tmp_path / "out", "card", formats=["sharegpt"])
+    assert sorted(paths) == ["card", "sharegpt"] and (paths["sharegpt"] / "validation.jsonl").read_text() == ""
+    (line,) = (paths["sharegpt"] / "train.jsonl").read_text().splitlines()
+    row = json.loads(line)
+    assert set(row) == {"conversations", "tools"} and isinstance(row["tools"], str)
+    assert row["conversations"] == [
+        {"from": "system", "value": "You help with orders."},
+        {"from": "human", "value": "Where is order o-1?"},
+        {"from": "function_call", "value": '{"name": "get_order", "arguments": {"order_id": "o-1"}}'},
+        {"from": "observation", "value": '{"status": "shipped"}'},
+        # parallel calls: one turn, a list; the text beside them has no place in the format
+        {"from": "function_call", "value": '[{"name": "get_order", "arguments": {"order_id": "o-2"}}, '
+                                           '{"name": "get_order", "arguments": {"order_id": "o-3"}}]'},
+        # their replies: one turn, a list (LLaMA-Factory wants the roles to alternate)
+        {"from": "observation", "value": '["{\\"status\\": \\"open\\"}", "not found"]'},
+        {"from": "gpt", "value": "o-1 is shipped, o-2 is open, o-3 was not found."},
+    ]  # fmt: skip
+    assert json.loads(row["tools"]) == [function]  # the bare function objects
+
+
+def test_an_unknown_or_missing_export_format_is_a_clear_config_error():
+    from worldsmith.config import ConfigError, ExportConfig, apply_overrides, validate_config
+    from worldsmith.export.formats import FORMATS
+
+    def problems(formats) -> list[str]:
+        with pytest.raises(ConfigError) as err:
+            validate_config({"export": {"formats": formats}})
+        return err.value.problems
+
+    known = '"parquet", "jsonl", "openai", "sharegpt"'
+    assert problems(["parquet", "jsonl", "csv"]) == [f'export.formats.2: got "csv", expected one of {known}']
+    assert known == ", ".join(f'"{name}"' for name in FORMATS)  # the registry's names, not a second list
+    assert problems(["parquet", "openai"]) == [
+        ('export.formats: got ["parquet", "openai"], expected a list that includes "jsonl" '
+         "(finetune and eval read <export>/jsonl/<split>.jsonl)")
+    ]  # fmt: skip
+    assert problems(["jsonl", "openai", "jsonl"]) == [
+        'export.formats.2: got "jsonl" a second time, expected each format once'
+    ]
+    assert problems([]) == ["export.formats: got [], expected a list with at least 1 item(s)"]
+    with pytest.raises(ConfigError, match=r'export\.formats\.1: got "xml", expected one of'):
+        validate_config(apply_overrides({}, ["export.formats=[jsonl, xml]"]))
+    assert validate_config({"export": {"formats": ["sharegpt", "jsonl"]}}).export.formats == ["sharegpt", "jsonl"]
+    assert ExportConfig().formats == ["parquet", "jsonl", "openai"]  # the default skips the check (see ExportConfig)
+    with pytest.raises(ValueError, match="export.formats.0"):
+        ExportConfig().formats = ["csv", "jsonl"]  # checked on assignment too
+
+
+def test_the_chosen_formats_write_exactly_their_folders(stored):
+    from worldsmith.export.stage import export_dir, run as run_export
+
+    def files(*folders: str) -> set[str]:
+        return {f"{d}/{s}.jsonl" for d in folders for s in ("train", "validation")}
+
+    parquet = {"data/train.parquet", "data/validation.parquet"}
+    chosen = {
+        ("jsonl",): files("jsonl"),
+        ("sharegpt", "jsonl"): files("jsonl", "sharegpt"),
+        ("parquet", "jsonl", "openai"): parquet | files("jsonl", "openai"),
+        ("parquet", "jsonl", "openai", "sharegpt"): parquet | files("jsonl", "openai", "sharegpt"),
+    }
+    for names, written in chosen.items():
+        stored.cfg.export.formats = list(names)
+        run_export(stored)
+        out = export_dir(stored)
+        assert set(folder_bytes(out)) == written | {"README.md"}, names
+        card = (out / "README.md").read_text()
+        section = card.split("## Format")[1].splitlines()
+        table = [line.split(" | ")[0].removeprefix("| ") for line in section if line.startswith("| ")]
+        assert table[2:] == list(names)  # after the header rows: the formats written, in the order chosen
+        header = card.split("---")[1]
+        assert ("path: data/train.parquet" in header) == ("parquet" in names)
+        assert ("path: jsonl/train.jsonl" in header) == ("parquet" not in names)  # without Parquet: the JSONL files
+        if "sharegpt" in names:
+            assert "| sharegpt | `sharegpt/train.jsonl`, `sharegpt/validation.jsonl` |" in card
+            turns = json.loads((out / "sharegpt" / "train.jsonl").read_text().splitlines()[0])["conversations"]
+            same = json.loads((out / "jsonl" / "train.jsonl").read_text().splitlines()[0])["messages"]  # that example
+            assert [t["from"] for t in turns] == ["system", "human", "function_call", "observation", "function_call",
+                                                  "observation", "gpt"]  # fmt: skip
+            assert json.loads(turns[2]["value"]) == {"name": "get_order", "arguments": {"order_id": "o-1001"}}
+            assert json.loads(turns[4]["value"]) == {"name": "cancel_order", "arguments": {"order_id": "o-1001"}}
+            assert [t["value"] for t in turns[3::2]] == [m["content"] for m in same if m["role"] == "tool"]
+            assert (turns[0]["value"], turns[-1]["value"]) == (same[0]["content"], same[-1]["content"])
+
+
+def test_without_parquet_the_card_points_load_dataset_at_the_jsonl(exported, tmp_path):
+    datasets = pytest.importorskip("datasets")
+    _, examples = exported
+    tools = {t.tool_id: t for t in order_tools()}
+    card = dataset_card("run", examples, {}, Counter(), {}, tools, "licence text", {"agent": "m"}, formats=["jsonl"])
+    write_export(examples, tmp_path / "run", card, formats=["jsonl"])
+    ds = datasets.load_dataset(str(tmp_path / "run"))
+    assert {s: ds[s].num_rows for s in ds} == dict(Counter(e.split for e in examples))
+    assert set(ds["train"].column_names) == {"example_id", "messages", "tools", "metadata"}

@@ -1,13 +1,15 @@
 """SFT examples from the trajectories the judge kept, written where the usual tools read them.
 
-Layout of `<export.out_dir>/<run_id>/`:
+Layout of `<export.out_dir>/<run_id>/`: a folder per format `export.formats` names (formats.py;
+by default all but ShareGPT), and `README.md`, the dataset card.
 - `data/train.parquet`, `data/validation.parquet`: columns `messages` (OpenAI chat format:
   assistant `tool_calls` with JSON-string arguments, `tool` replies with `tool_call_id`),
   `tools` (the agent's OpenAI function tools as a JSON *string*: TRL `json.loads` a
   string column, while a struct column would make Arrow merge every agent's schemas and
   add null keys), `metadata` (lineage ids), `example_id`.
-- `jsonl/{train,validation}.jsonl`: the same rows; `openai/{train,validation}.jsonl`: the
-  OpenAI fine-tuning format (`messages`, `tools` as a list, `parallel_tool_calls`).
+- `jsonl/{train,validation}.jsonl`: the same rows (always written: finetune and eval read
+  them); `openai/{train,validation}.jsonl`: the OpenAI fine-tuning format (`messages`,
+  `tools` as a list, `parallel_tool_calls`); `sharegpt/`: LLaMA-Factory's sharegpt format.
 - `README.md`: the dataset card, with a `configs` header so `load_dataset(folder)` works.
 
 Examples are deduplicated (exact, then MinHash near copies), split by agent (no agent in
@@ -24,28 +26,21 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
+import sys
 import zlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, NamedTuple, Self
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import Any, NamedTuple, Self
 
 from worldsmith.config import ExportConfig
 from worldsmith.dedup import MinHashIndex, word_shingles
+from worldsmith.export.formats import FORMATS, Jsonl, Parquet
 from worldsmith.records import Agent, SFTExample, Task, ToolSpec, Trajectory, Verdict, content_id
 from worldsmith.vocab import SPLITS, strip_end_tokens
 
-TOOL_CALL = pa.struct([("id", pa.string()), ("type", pa.string()), ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())]))])
-MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_calls", pa.list_(TOOL_CALL)), ("tool_call_id", pa.string())])
-METADATA_FIELDS = [("run_id", pa.string()), ("trajectory_id", pa.string()), ("task_id", pa.string()), ("agent_id", pa.string()),
-                   ("domain", pa.string()), ("difficulty", pa.string()), ("tool_ids", pa.list_(pa.string())),
-                   ("called_tool_ids", pa.list_(pa.string())), ("seed", pa.int64()), ("sample", pa.int64()), ("model", pa.string()),
-                   ("critic_score", pa.float64()), ("faults", pa.int64())]  # fmt: skip
-SCHEMA = pa.schema([("example_id", pa.string()), ("messages", pa.list_(MESSAGE)), ("tools", pa.string()), ("metadata", pa.struct(METADATA_FIELDS))])
+DEFAULT_FORMATS: tuple[str, ...] = tuple(ExportConfig().formats)  # the config's default, for callers without one
 
 
 def sft_messages(traj: Trajectory) -> list[dict[str, Any]]:
@@ -175,16 +170,6 @@ def build_examples(run_id: str, cfg: ExportConfig, trajectories: list[Trajectory
     return examples, builder.dropped
 
 
-def _row(e: SFTExample) -> dict[str, Any]:
-    msgs = [{"role": m["role"], "content": m.get("content"), "tool_calls": m.get("tool_calls"), "tool_call_id": m.get("tool_call_id")} for m in e.messages]
-    return {"example_id": e.example_id, "messages": msgs, "tools": e.tools, "metadata": e.metadata}
-
-
-# Examples per Parquet row group, as `datasets` writes them: the most the writer buffers per
-# split, and fixed, so the files do not depend on how the examples were batched upstream.
-ROW_GROUP_ROWS = 1000
-
-
 @dataclass
 class ExportCounts:
     """What the dataset card counts, gathered example by example."""
@@ -207,39 +192,34 @@ class ExportCounts:
 
 
 class ExportWriter:
-    """The export folder written example by example, beside its final name: `finish` renames
-    it into place; closing without `finish` (an error) removes it. Use as a context manager."""
+    """The export folder written example by example, beside its final name, in each of `formats` (names in
+    formats.FORMATS): `finish` renames it into place; closing without `finish` (an error) removes it. Use as a
+    context manager."""
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, formats: Iterable[str] = DEFAULT_FORMATS):
         self.out = out
         self.tmp = out.with_name(out.name + ".tmp")
         shutil.rmtree(self.tmp, ignore_errors=True)
-        for sub in ("data", "jsonl", "openai"):
-            (self.tmp / sub).mkdir(parents=True)
+        self.tmp.mkdir(parents=True)
         self.counts = ExportCounts()
+        self.formats = [FORMATS[name]() for name in dict.fromkeys(formats)]  # a name given twice is written once
         self._files = contextlib.ExitStack()
-        self._parquet = {s: self._files.enter_context(pq.ParquetWriter(self.tmp / "data" / f"{s}.parquet", SCHEMA, compression="zstd")) for s in SPLITS}
-        self._jsonl: dict[str, IO[str]] = {s: self._files.enter_context(open(self.tmp / "jsonl" / f"{s}.jsonl", "w")) for s in SPLITS}
-        self._openai: dict[str, IO[str]] = {s: self._files.enter_context(open(self.tmp / "openai" / f"{s}.jsonl", "w")) for s in SPLITS}
-        self._pending: dict[str, list[dict[str, Any]]] = {s: [] for s in SPLITS}
+        try:
+            for fmt in self.formats:
+                self._files.callback(fmt.close)  # before open: a format that fails half way closes what it opened
+                fmt.open(self.tmp)
+        except BaseException:
+            self.__exit__(*sys.exc_info())
+            raise
 
     def write(self, e: SFTExample) -> None:
         self.counts.add(e)
-        self._jsonl[e.split].write(json.dumps({"example_id": e.example_id, "messages": e.messages, "tools": e.tools, "metadata": e.metadata},
-                                              ensure_ascii=False) + "\n")  # fmt: skip
-        self._openai[e.split].write(json.dumps({"messages": e.messages, "tools": json.loads(e.tools), "parallel_tool_calls": True}, ensure_ascii=False) + "\n")
-        self._pending[e.split].append(_row(e))
-        if len(self._pending[e.split]) >= ROW_GROUP_ROWS:
-            self._flush(e.split)
-
-    def _flush(self, split: str) -> None:
-        rows, self._pending[split] = self._pending[split], []
-        self._parquet[split].write_table(pa.Table.from_pylist(rows, schema=SCHEMA))
+        for fmt in self.formats:
+            fmt.write(e)
 
     def finish(self, card: str) -> dict[str, Path]:
-        for split in SPLITS:
-            if self._pending[split] or not self.counts.splits[split]:  # an empty split still gets a file, as pq.write_table makes one
-                self._flush(split)
+        for fmt in self.formats:
+            fmt.finish()
         self.close()
         (self.tmp / "README.md").write_text(card)
         out = self.out
@@ -249,7 +229,7 @@ class ExportWriter:
             out.rename(old)
         self.tmp.rename(out)
         shutil.rmtree(old, ignore_errors=True)
-        return {"parquet": out / "data", "jsonl": out / "jsonl", "openai": out / "openai", "card": out / "README.md"}
+        return {**{fmt.name: out / fmt.folder for fmt in self.formats}, "card": out / "README.md"}
 
     def close(self) -> None:
         self._files.close()
@@ -263,17 +243,23 @@ class ExportWriter:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def write_export(examples: Iterable[SFTExample], out: Path, card: str) -> dict[str, Path]:
-    """Write every format into `out` (atomically, as a whole folder)."""
-    with ExportWriter(out) as writer:
+def write_export(examples: Iterable[SFTExample], out: Path, card: str,
+                 formats: Iterable[str] = DEFAULT_FORMATS) -> dict[str, Path]:  # fmt: skip
+    """Write `formats` into `out` (atomically, as a whole folder)."""
+    with ExportWriter(out, formats) as writer:
         for e in examples:
             writer.write(e)
         return writer.finish(card)
 
 
 def dataset_card(run_id: str, examples: Iterable[SFTExample] | ExportCounts, funnel: dict[str, int], dropped: Counter, policy: dict[str, Any],
-                 tools: dict[str, ToolSpec | ToolInfo], licence: str, models: dict[str, str]) -> str:  # fmt: skip
+                 tools: dict[str, ToolSpec | ToolInfo], licence: str, models: dict[str, str],
+                 formats: Sequence[str] = DEFAULT_FORMATS) -> str:  # fmt: skip
+    """The README.md of the export: counts, yield, sources, filters, and the `formats` written with their folders.
+    Its `configs` header points `load_dataset(folder)` at the Parquet files, or at the JSONL ones without Parquet."""
     counts = examples if isinstance(examples, ExportCounts) else ExportCounts.of(examples)
+    chosen = [FORMATS[name] for name in dict.fromkeys(formats)]
+    loaded = Parquet if Parquet in chosen else Jsonl
     splits, called = counts.splits, counts.called
     servers = sorted({tools[t].server for t in called if t in tools and tools[t].server})
     sources = Counter(tools[t].source for t in called if t in tools)
@@ -282,10 +268,7 @@ def dataset_card(run_id: str, examples: Iterable[SFTExample] | ExportCounts, fun
         "configs:",
         "- config_name: default",
         "  data_files:",
-        "  - split: train",
-        "    path: data/train.parquet",
-        "  - split: validation",
-        "    path: data/validation.parquet",
+        *(line for s in SPLITS for line in (f"  - split: {s}", f"    path: {loaded.path(Path(), s).as_posix()}")),
         "tags: [tool-use, agents, synthetic, sft, worldsmith]",
         "---",
         "",
@@ -319,10 +302,14 @@ def dataset_card(run_id: str, examples: Iterable[SFTExample] | ExportCounts, fun
         "",
         "## Format",
         "",
+        "| format | files | content |",
+        "| --- | --- | --- |",
+        *(f"| {f.name} | {', '.join(f'`{f.path(Path(), s).as_posix()}`' for s in SPLITS)} | {f.about} |"
+          for f in chosen),
+        "",
         "`messages` is OpenAI chat format (assistant `tool_calls` with JSON-string `arguments`, `tool` messages with `tool_call_id`);",
         "`tools` is a JSON string of OpenAI function tools (`json.loads` it, as TRL does); `metadata` holds lineage ids. The split is",
-        "by agent: no agent appears in both. Load with `datasets.load_dataset(\"parquet\", data_files=...)` or",
-        "`load_dataset(\"<this folder>\")`; `openai/*.jsonl` is the OpenAI fine-tuning format.",
+        f"by agent: no agent appears in both. `load_dataset(\"<this folder>\")` reads the {loaded.name} files.",
         "",
         "## Licence",
         "",

@@ -118,7 +118,7 @@ def run(ctx: RunContext, shard: Shard | None = None, batch_rows: int = BATCH_ROW
             held = validation_agents([a for (a,) in con.execute(KEPT_AGENTS).fetchall()], cfg.validation_fraction)
             buckets = spill_kept(con, Path(spill), batch_rows, bucket_rows)
         builder = ExampleBuilder(ctx.run_id, cfg, held)
-        with ExportWriter(out) as writer:
+        with ExportWriter(out, cfg.formats) as writer:
             for batch in read_sorted(buckets, batch_rows):
                 examples = []
                 for row in batch.to_pylist():
@@ -133,12 +133,14 @@ def run(ctx: RunContext, shard: Shard | None = None, batch_rows: int = BATCH_ROW
             funnel = {"tools": len(tools), "agents": n_agents, "tasks": n_tasks, "trajectories": n_trajectories, "passed": n_passed, "exported": n_examples}
             models = {r: ctx.cfg.llm.model_for(r) for r in ("agent", "user_sim", "tool_sim", "critic")}  # the policy's name when llm.policy is on
             policy = ctx.cfg.judge.model_dump(exclude={"enabled", "concurrency"})
-            card = dataset_card(ctx.run_id, writer.counts, funnel, builder.dropped, policy, tools, cfg.licence_note, models)
+            card = dataset_card(ctx.run_id, writer.counts, funnel, builder.dropped, policy, tools, cfg.licence_note,
+                                models, cfg.formats)
             paths = writer.finish(card)
     splits = writer.counts.splits
     return {"examples": n_examples, "train": splits.get("train", 0), "validation": splits.get("validation", 0),
             **{f"dropped:{k}": v for k, v in sorted(builder.dropped.items())}, "folder": str(paths["card"].parent)}  # fmt: skip
 
 
-STAGE = Stage("export", "The SFT dataset from the kept trajectories: Parquet, JSONL, OpenAI JSONL and a dataset card.", run,
+STAGE = Stage("export", "The SFT dataset from the kept trajectories, in the formats export.formats names "
+              "(Parquet, JSONL, OpenAI JSONL, ShareGPT), and a dataset card.", run,
               section="export", totals=frozenset({"examples", "train", "validation", "dropped:"}))
