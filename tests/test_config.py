@@ -94,3 +94,25 @@ def test_cli_reports_bad_config_before_any_work(tmp_path, project_root):
     assert proc.returncode == 2
     assert 'llm.roles.critic.temperature: got "hot", expected a number between 0 and 2' in proc.stderr
     assert not (tmp_path / "data").exists()
+
+
+def _leaves(node, path=""):
+    if isinstance(node, dict) and node:
+        for k, v in node.items():
+            yield from _leaves(v, f"{path}.{k}" if path else k)
+    else:
+        yield path, node
+
+
+def test_pipeline_yaml_is_the_code_defaults_written_out(project_root):
+    """One set of defaults: the shipped pipeline.yaml states every key, each with the value the
+    code would use without it, so a benchmark or a test that builds a config in code runs what
+    `make synth` runs. Changing a default means changing both, or this fails."""
+    shipped, _ = load_config(project_root / "pipeline.yaml")
+    code = dict(_leaves(PipelineConfig().resolved()))
+    drift = [f"{k}: yaml {v!r}, code {code.get(k)!r}" for k, v in _leaves(shipped.resolved()) if code.get(k) != v]
+    assert drift == [], "pipeline.yaml and config.py disagree:\n" + "\n".join(drift)
+    raw = yaml.safe_load((project_root / "pipeline.yaml").read_text())
+    # roles are one-line mappings in the file: a key it leaves out there is RoleConfig's default (the drift check covers the values)
+    missing = [k for k, _ in _leaves(PipelineConfig().resolved()) if k not in dict(_leaves(raw)) and not k.startswith("llm.roles.")]
+    assert missing == [], f"keys pipeline.yaml does not state: {missing}"

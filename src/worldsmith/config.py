@@ -8,6 +8,8 @@ validation, so they are checked exactly like the file.
 
 from __future__ import annotations
 
+import copy
+import datetime
 import hashlib
 import json
 import os
@@ -60,7 +62,7 @@ class ServerConfig(Strict):
     threads: NonNegInt = 0  # 0: all cores
     startup_timeout_s: PositiveFloat = 300
     vllm_python: str = ".venv-vllm/bin/python"
-    vllm_args: list[str] = Field(default_factory=list)
+    vllm_args: list[str] = Field(default_factory=lambda: ["--enforce-eager", "--dtype", "bfloat16"])
     model_cache_dir: str = "~/.cache/worldsmith/models"
 
 
@@ -72,7 +74,7 @@ class EndpointConfig(Strict):
     api_key: str = "EMPTY"
     api_key_env: str | None = None
     max_concurrency: PositiveInt = 8
-    timeout_s: PositiveFloat = 120
+    timeout_s: PositiveFloat = 300  # per call; CPU generations of ~600 tokens at 8-way batching take minutes
     balance: Literal["least_busy", "round_robin"] = "least_busy"
 
 
@@ -99,12 +101,12 @@ ROLE_NAMES = ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "c
 
 
 class RolesConfig(Strict):
-    tool_evolver: RoleConfig = RoleConfig(temperature=0.9, max_tokens=1024)
-    task_writer: RoleConfig = RoleConfig(temperature=0.8, max_tokens=1024)
-    user_sim: RoleConfig = RoleConfig(temperature=0.7, max_tokens=256)
-    tool_sim: RoleConfig = RoleConfig(temperature=0.3, max_tokens=512)
-    agent: RoleConfig = RoleConfig(temperature=0.7, max_tokens=512)
-    critic: RoleConfig = RoleConfig(temperature=0.0, max_tokens=512)
+    tool_evolver: RoleConfig = RoleConfig(temperature=0.9, top_p=0.95, max_tokens=768, frequency_penalty=0.5)
+    task_writer: RoleConfig = RoleConfig(temperature=0.8, top_p=0.95, max_tokens=1024, frequency_penalty=0.5)
+    user_sim: RoleConfig = RoleConfig(temperature=0.7, top_p=0.95, max_tokens=256)
+    tool_sim: RoleConfig = RoleConfig(temperature=0.3, top_p=0.95, max_tokens=512, frequency_penalty=0.3)
+    agent: RoleConfig = RoleConfig(temperature=0.7, top_p=0.95, max_tokens=512, frequency_penalty=0.3)
+    critic: RoleConfig = RoleConfig(temperature=0.0, top_p=1.0, max_tokens=512)
 
 
 POLICY_ENDPOINT = "policy"
@@ -174,12 +176,24 @@ class SmokeConfig(Strict):
 EVOLUTION_OPERATORS = ("add_constraint", "add_parameter", "specialize", "generalize", "compose", "add_error_modes")
 
 
-class EvolveConfig(Strict):
-    """Hierarchical evolution: categories -> domains -> tools -> evolved variants."""
+class WorldsConfig(Strict):
+    """Domains per taxonomy category, and a world schema per domain (collections, keys,
+    references, enums with transitions, rules) designed by the LLM or derived by code."""
 
     enabled: bool = True
-    categories: NonNegInt = 2  # taxonomy categories used (0 = all), taken in file order
+    taxonomy_file: str = "tool_specs/taxonomy.yaml"
+    categories: NonNegInt = 2  # taxonomy categories used (0 = all), taken in file order; a GPU run: 0
     domains_per_category: PositiveInt = 2
+    design: Literal["llm", "derived"] = "llm"  # llm: designed, validated, derived when invalid; derived: code only
+    today: datetime.date = datetime.date(2026, 3, 2)  # the worlds' fixed "now": dates are drawn around it, so worlds replay
+
+
+class EvolveConfig(Strict):
+    """Synthetic tools designed against each world (an action on a collection, parameters bound
+    to fields), then WizardLM-style evolution operators that keep or change the binding."""
+
+    enabled: bool = True
+    naming: Literal["llm", "code"] = "code"  # who names and describes a bound tool (its behaviour is the binding's either way)
     tools_per_domain: PositiveInt = 3
     evolutions_per_tool: NonNegInt = 1
     operators: list[Literal[EVOLUTION_OPERATORS]] = Field(default_factory=lambda: list(EVOLUTION_OPERATORS), min_length=1)  # type: ignore[valid-type]
@@ -206,7 +220,6 @@ class ToolsConfig(Strict):
     enabled: bool = True
     snapshot_dir: str = "tool_specs/crawled"  # committed crawl snapshot (make crawl refreshes it)
     servers_file: str = "tool_specs/servers.yaml"
-    taxonomy_file: str = "tool_specs/taxonomy.yaml"
     max_real_tools: NonNegInt = 0  # 0 = every tool of the snapshot
     max_spec_bytes: PositiveInt = 16384
     near_duplicate_threshold: Probability = 0.8  # MinHash Jaccard over name+description shingles
@@ -220,13 +233,19 @@ class AgentsConfig(Strict):
     enabled: bool = True
     styles: list[str] = Field(default_factory=lambda: ["concise and formal", "warm and friendly", "terse expert", "patient and explanatory"], min_length=1)
     strictness: list[Literal["lenient", "standard", "strict"]] = Field(default_factory=lambda: ["lenient", "standard", "strict"], min_length=1)
+    voice: Literal["llm", "template"] = "llm"  # who writes the role sentence and guidelines (the rules are the world's either way)
 
 
 class TasksConfig(Strict):
     enabled: bool = True
-    per_agent: PositiveInt = 2  # tasks per agent; difficulties are taken in turn
+    mode: Literal["blueprint", "freeform"] = "blueprint"  # blueprint: gold calls executed first, rubric from execution
+    per_agent: PositiveInt = 1  # tasks per agent; difficulties are taken in turn
     difficulties: list[Literal[DIFFICULTIES]] = Field(default_factory=lambda: list(DIFFICULTIES), min_length=1)  # type: ignore[valid-type]
     max_state_bytes: PositiveInt = 8192
+    world_records: Annotated[tuple[PositiveInt, PositiveInt], Field(description="records per collection")] = (3, 5)  # seeded, min and max
+    blueprint_attempts: PositiveInt = 3  # seeds tried before a difficulty that finds no valid chain is given up (recorded)
+    request_attempts: NonNegInt = 2  # requests the model writes per task (0: template only); the first that passes the check is kept
+    template_fallback: bool = True  # when none passes: the plain request of prompts/user_request.jinja (recorded as such)
 
 
 class _FaultRatesBase(Strict):
@@ -273,10 +292,10 @@ class RolloutsConfig(Strict):
     samples_per_task: PositiveInt = 2  # trajectories per task, each with its own seed (pass^k)
     concurrency: PositiveInt = 8  # episodes in flight (the endpoints' own limits still apply)
     adaptive_concurrency: bool = True  # AIMD: halve on timeouts/5xx, grow by one on success
-    max_turns: PositiveInt = 6  # user messages per episode
-    max_tool_calls: PositiveInt = 8
-    max_agent_steps_per_turn: PositiveInt = 6  # assistant messages between two user messages
-    max_tokens: PositiveInt = 8000  # generated tokens per episode, all roles together
+    max_turns: PositiveInt = 4  # user messages per episode
+    max_tool_calls: PositiveInt = 6
+    max_agent_steps_per_turn: PositiveInt = 4  # assistant messages between two user messages
+    max_tokens: PositiveInt = 4000  # generated tokens per episode, all roles together
     require_tool: Literal["first_turn", "never"] = "first_turn"  # force a call on the first assistant step of tool tasks
     first_user_message: Literal["simulate", "goal_request"] = "simulate"
     tool_sim: ToolSimConfig = ToolSimConfig()
@@ -293,7 +312,8 @@ class JudgeConfig(Strict):
     require_deterministic: bool = True  # every state / call / answer criterion passes
     reject_hacks: list[Literal[HACK_KINDS]] = Field(default_factory=lambda: list(HACK_KINDS))  # type: ignore[valid-type]
     min_critic_score: Annotated[int, Field(ge=0, le=10)] = 6  # 0: the score does not matter
-    require_judge_criteria: bool = True  # the task's `judge` criteria pass by the critic
+    require_judge_criteria: bool = True  # the task's `judge` criteria pass by the critic (a task that has some needs the critic on)
+    require_critic_rubrics: bool = True  # K2's core and prescriptive rubrics pass by the critic
     require_fault_recovery: bool = True  # after an injected fault the agent retried or told the user
     concurrency: PositiveInt = 8
 
@@ -302,12 +322,33 @@ class ExportConfig(Strict):
     """The SFT dataset made of the trajectories the judge kept."""
 
     enabled: bool = True
-    out_dir: str = "data/exports"  # <out_dir>/<run_id>/: parquet, jsonl, openai jsonl, README.md (dataset card)
+    out_dir: str = "data/exports"  # <out_dir>/<run_id>/: a folder per format, README.md (dataset card)
+    # names in worldsmith.export.formats.FORMATS; jsonl is required (finetune and eval read it), so it is checked below
+    formats: list[str] = Field(default_factory=lambda: ["parquet", "jsonl", "openai"], min_length=1)
     validation_fraction: Probability = 0.1  # share of agents (not examples) held out: no agent in both splits
     near_duplicate_threshold: Probability = 0.9  # MinHash Jaccard of the conversation text; 1.0 keeps near copies
     max_per_tool: NonNegInt = 0  # 0 = no cap; else at most this many examples that call one tool
     max_per_domain: NonNegInt = 0
     licence_note: str = "Tool specs crawled from public MCP servers keep their authors' licences (see tool_specs/servers.yaml for the packages); check them before redistributing."
+
+    @model_validator(mode="after")
+    def _formats_known(self) -> ExportConfig:
+        # the names come from the registry, so there is no second list to keep in step
+        from worldsmith.export.formats import FORMATS, Jsonl
+
+        seen: set[str] = set()
+        for i, name in enumerate(self.formats):
+            if name not in FORMATS:
+                known = ", ".join(map(_show, FORMATS))
+                raise ValueError(f"export.formats.{i}: got {_show(name)}, expected one of {known}")
+            if name in seen:
+                raise ValueError(f"export.formats.{i}: got {_show(name)} a second time, expected each format once")
+            seen.add(name)
+        if Jsonl.name not in seen:
+            read = Jsonl.path(Path("<export>"), "<split>").as_posix()
+            raise ValueError(f"export.formats: got {_show(self.formats)}, expected a list that includes "
+                             f"{_show(Jsonl.name)} (finetune and eval read {read})")
+        return self
 
 
 class ReportConfig(Strict):
@@ -360,6 +401,7 @@ class PipelineConfig(Strict):
     run: RunConfig = RunConfig()
     llm: LLMConfig = LLMConfig()
     smoke: SmokeConfig = SmokeConfig()
+    worlds: WorldsConfig = WorldsConfig()
     crawl: CrawlConfig = CrawlConfig()
     tools: ToolsConfig = ToolsConfig()
     agents: AgentsConfig = AgentsConfig()
@@ -432,7 +474,7 @@ def validate_config(raw: dict[str, Any], source: str = "<config>") -> PipelineCo
 
 def apply_overrides(raw: dict[str, Any], overrides: list[str], source: str = "<config>") -> dict[str, Any]:
     """Apply `a.b.c=value` overrides; the value is parsed as YAML (`3`, `true`, `[a, b]`)."""
-    raw = json.loads(json.dumps(raw))  # deep copy of plain data
+    raw = copy.deepcopy(raw)  # YAML data: plain values, dates included
     problems = []
     for item in overrides:
         key, sep, text = item.partition("=")

@@ -19,18 +19,26 @@ from typing import Any
 
 import yaml
 
-from worldsmith import agents, bundles, export, judge, report, rollouts, smoke, tasks, tools
+from worldsmith.agents.stage import STAGE as AGENTS
+from worldsmith.bundles.stage import STAGE as BUNDLES
 from worldsmith.config import EMBEDDED, PipelineConfig, data_dir, resolve_path
 from worldsmith.context import RunContext
+from worldsmith.export.stage import STAGE as EXPORT
+from worldsmith.judge.stage import STAGE as JUDGE
 from worldsmith.llm import Prompts
 from worldsmith.llm.client import ServerUnavailable
 from worldsmith.llm.server import embedded_server
+from worldsmith.report.stage import STAGE as REPORT
+from worldsmith.rollouts.stage import STAGE as ROLLOUTS
+from worldsmith.smoke.stage import STAGE as SMOKE
 from worldsmith.stage import Counts, Shard, Stage
 from worldsmith.store import RunStore, refresh_catalog
+from worldsmith.tasks.stage import STAGE as TASKS
+from worldsmith.tools.stage import STAGE as TOOLS
+from worldsmith.worlds.stage import STAGE as WORLDS
 
 # In pipeline order. Adding a stage: its package's STAGE goes here; the CLI and the flows follow.
-STAGES: tuple[Stage, ...] = (smoke.STAGE, tools.STAGE, bundles.STAGE, agents.STAGE, tasks.STAGE, rollouts.STAGE, judge.STAGE,
-                             export.STAGE, report.STAGE)  # fmt: skip
+STAGES: tuple[Stage, ...] = (SMOKE, WORLDS, TOOLS, BUNDLES, AGENTS, TASKS, ROLLOUTS, JUDGE, EXPORT, REPORT)
 BY_NAME: dict[str, Stage] = {s.name: s for s in STAGES}
 
 # How a stage's parts run: (ctx, stage, shards) -> the counts of each part.

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from worldsmith.vocab import CriterionKind, StateOp, TrajectoryStatus
+from worldsmith.vocab import CriterionKind, FieldType, StateOp, ToolAction, TrajectoryStatus
 
 
 def utcnow() -> datetime:
@@ -106,10 +106,22 @@ class ToolAnnotations(BaseModel):
     title: str | None = None
 
 
+class ToolBinding(Part):
+    """What a synthetic tool does in its world, so code can execute it: an action on one
+    collection, each parameter bound to a field. `custom` tools keep the LLM simulator."""
+
+    world_id: str
+    collection: str
+    action: ToolAction
+    key_param: str | None = None  # get, update, delete: the parameter that names the record
+    params: dict[str, str] = Field(default_factory=dict)  # parameter -> field: list filters, create/update values
+    fixed: dict[str, Any] = Field(default_factory=dict)  # field -> value the tool always sets (update) or filters on (list)
+
+
 class ToolSpec(Record):
     stage: ClassVar[str] = "tools"
     id_field: ClassVar[str] = "tool_id"
-    json_fields: ClassVar[frozenset[str]] = frozenset({"input_schema", "output_schema", "annotations", "extra"})
+    json_fields: ClassVar[frozenset[str]] = frozenset({"input_schema", "output_schema", "annotations", "extra", "binding"})
 
     tool_id: str
     name: str
@@ -124,6 +136,7 @@ class ToolSpec(Record):
     parent_id: str | None = None
     operator: str | None = None  # evolution operator that made it from parent_id
     extra: dict[str, Any] = Field(default_factory=dict)  # provenance: package version, protocol, entities ...
+    binding: ToolBinding | None = None  # executable semantics in a world (synthetic tools); None: simulated or real
     created_at: datetime = Field(default_factory=utcnow)
 
     @staticmethod
@@ -161,6 +174,68 @@ class Domain(Record):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+class FieldSpec(Part):
+    """One field of a collection's records (the key field is the collection's own)."""
+
+    name: str
+    type: FieldType = "string"
+    format: str = "text"  # how seeding fills it: a vocab.FIELD_FORMATS name
+    enum: list[str] = Field(default_factory=list)  # the allowed values (status-like fields)
+    ref: str | None = None  # a collection: the value is one of its keys
+    unique: bool = False  # no two records share the value (creating one is a conflict)
+    required: bool = True
+    description: str = ""
+
+
+class CollectionSpec(Part):
+    """A collection of the world state: `state[name]` is a list of records keyed by `key`."""
+
+    name: str  # plural snake_case: the state's top-level key ("orders")
+    entity: str  # singular, for prose and tool names ("order")
+    key: str  # the key field ("order_id"), values like "ord-1042"
+    id_prefix: str  # "ord"
+    fields: list[FieldSpec]
+    transitions: dict[str, dict[str, list[str]]] = Field(default_factory=dict)  # enum field -> value -> values it may become
+
+
+class PolicyRule(Part):
+    """A business rule of the world, stated in each agent's policy. `transition` rules are
+    also enforced by the executor; `forbid` rules only by the agent (as in tau2-bench, the
+    tools allow what the policy forbids: that is what a refusal task tests)."""
+
+    rule_id: str
+    kind: Literal["transition", "forbid", "confirm"]
+    collection: str
+    action: ToolAction
+    field: str | None = None
+    values: list[str] = Field(default_factory=list)  # forbid: the action is refused while `field` holds one of these
+    text: str
+
+
+class World(Record):
+    """A domain's world schema: typed collections, keys, references, enums with transitions,
+    and the rules agents follow. Designed by the LLM and validated, or derived by code."""
+
+    stage: ClassVar[str] = "worlds"
+    id_field: ClassVar[str] = "world_id"
+    json_fields: ClassVar[frozenset[str]] = frozenset({"collections", "rules"})
+
+    world_id: str
+    domain_id: str
+    domain: str
+    category: str
+    description: str = ""
+    collections: list[CollectionSpec]
+    rules: list[PolicyRule] = Field(default_factory=list)
+    today: str  # ISO date the world's dates are drawn around (a fixed "now", so worlds replay)
+    source: Literal["llm", "derived"]
+    problem: str | None = None  # why the LLM's design was refused, when it was
+    created_at: datetime = Field(default_factory=utcnow)
+
+    def collection(self, name: str) -> CollectionSpec | None:
+        return next((c for c in self.collections if c.name == name), None)
+
+
 class Bundle(Record):
     """A coherent tool set drawn from the tool graph, the seed of one agent."""
 
@@ -186,6 +261,9 @@ class Policies(Part):
     confirm_before: list[str] = Field(default_factory=list)  # tool names that need the user's explicit confirmation
     never: list[str] = Field(default_factory=list)
     guidelines: list[str] = Field(default_factory=list)
+    rules: list[str] = Field(default_factory=list)  # the world's rules, as the executor and the tasks apply them
+    rule_ids: list[str] = Field(default_factory=list)
+    source: Literal["llm", "template"] = "llm"  # who wrote the role's voice (the rules are the world's either way)
 
 
 class Agent(Record):
@@ -200,6 +278,7 @@ class Agent(Record):
     system_prompt: str
     tool_ids: list[str]  # the bundle's tools, then its distractors
     domain: str
+    world_id: str | None = None  # the world most of its bound tools act on (its tasks are drawn there)
     style: str
     strictness: str
     policies: Policies = Field(default_factory=Policies)
@@ -210,8 +289,12 @@ class Criterion(Part):
     criterion_id: str
     kind: CriterionKind
     description: str
-    # state
+    # state: at a JSON Pointer, or (blueprint tasks) a record of a collection by its key, or a whole collection (guards)
     pointer: str | None = None
+    collection: str | None = None
+    key: str | None = None  # the record's key; None with `collection`: the collection (unchanged_except)
+    key_field: str | None = None  # the collection's key field ("order_id")
+    field: str | None = None  # None: the whole record
     op: StateOp | None = None
     value: Any = None
     # call
@@ -219,6 +302,7 @@ class Criterion(Part):
     must: bool = True
     arguments: dict[str, Any] = Field(default_factory=dict)
     order: int | None = None
+    after_user_gives: str | None = None  # clarification: the matched call comes after a user message holding this value
     # answer
     contains: list[str] = Field(default_factory=list)
 
@@ -242,14 +326,43 @@ class UserGoal(Part):
     facts: dict[str, str] = Field(default_factory=dict)
 
 
+class GoldCall(Part):
+    """One call of a blueprint's gold chain, as it was executed on the task's world."""
+
+    tool: str  # the spec's name
+    tool_id: str
+    arguments: dict[str, Any]
+    ok: bool
+    result: Any = None
+    patch: list[dict[str, Any]] = Field(default_factory=list)
+    executor: str = "code"  # code | simulated (memoized: the same call in the same state gets this result again)
+    state_hash: str = ""  # of the state the call met (the simulator's memo key)
+
+
+class Blueprint(Part):
+    """A task proven by execution (APIGen-MT): the gold chain ran on a copy of the initial state
+    and every call succeeded; the rubric is read off its end state."""
+
+    calls: list[GoldCall] = Field(default_factory=list)
+    end_state: dict[str, Any] = Field(default_factory=dict)
+    touched: list[str] = Field(default_factory=list)  # collections the chain changed
+    asked: dict[str, str] = Field(default_factory=dict)  # what the user wants to learn -> its value
+    withheld: dict[str, str] = Field(default_factory=dict)  # clarification: facts left out of the request
+    rule_id: str | None = None  # refusal: the rule that forbids what the user asks
+    request_source: Literal["llm", "template"] = "template"
+    request_problems: list[str] = Field(default_factory=list)  # why the model's requests were refused, when they were
+
+
 class Task(Record):
     stage: ClassVar[str] = "tasks"
     id_field: ClassVar[str] = "task_id"
-    json_fields: ClassVar[frozenset[str]] = frozenset({"user_persona", "user_goal", "initial_state", "rubric"})
+    json_fields: ClassVar[frozenset[str]] = frozenset({"user_persona", "user_goal", "initial_state", "rubric", "blueprint"})
 
     task_id: str
     agent_id: str
     difficulty: str
+    world_id: str | None = None
+    blueprint: Blueprint | None = None  # None: a free-form task (tasks.mode freeform), written in one shot and not executed
     user_persona: Persona
     user_goal: UserGoal
     initial_state: dict[str, Any]
@@ -459,4 +572,4 @@ class ModelEval(Record):
     created_at: datetime = Field(default_factory=utcnow)
 
 
-RECORD_TYPES: tuple[type[Record], ...] = (ToolSpec, Rejection, Domain, Bundle, Agent, Task, Trajectory, Verdict, SFTExample, SmokeResult, ModelEval)
+RECORD_TYPES: tuple[type[Record], ...] = (ToolSpec, Rejection, Domain, World, Bundle, Agent, Task, Trajectory, Verdict, SFTExample, SmokeResult, ModelEval)

@@ -7,6 +7,7 @@ resolve?) and by the judge (did the episode meet it?), so both read a criterion 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from jsonpointer import EndOfList, JsonPointer, JsonPointerException
@@ -55,18 +56,74 @@ def _num(v: Any) -> float | None:
 
 
 def _eq(a: Any, b: Any) -> bool:
+    """Equal as a checker should see it: numbers by value, strings by case and spacing,
+    objects and lists element by element."""
     if a == b:
         return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_eq(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_eq(x, y) for x, y in zip(a, b, strict=True))
     na, nb = _num(a), _num(b)
     if na is not None and nb is not None:
         return na == nb
     if isinstance(a, str) and isinstance(b, str):
-        return a.strip().lower() == b.strip().lower()
+        return " ".join(a.split()).lower() == " ".join(b.split()).lower()
     return False
 
 
-def check_state(criterion: Criterion, state: Any) -> tuple[bool, str]:
-    """(passed, evidence) for a `state` criterion on a world state."""
+def _by_key(records: Any, key_field: str) -> dict[str, dict[str, Any]]:
+    if not isinstance(records, list):
+        return {}
+    return {str(r.get(key_field)).strip().lower(): r for r in records if isinstance(r, dict)}
+
+
+def _show(value: Any, n: int = 160) -> str:
+    return json.dumps(value, default=str)[:n]
+
+
+def check_record(criterion: Criterion, state: Any, initial: Any = None) -> tuple[bool, str]:
+    """A state criterion on a collection: one record by its key (equals / absent / exists, or
+    one field of it), or a guard (`unchanged_except`): every record but the listed keys is as
+    it was in `initial`, none was added and none deleted."""
+    c, kf = criterion.collection or "", criterion.key_field or "id"
+    now = _by_key(state.get(c) if isinstance(state, dict) else None, kf)
+    if criterion.op == "unchanged_except":
+        allowed = {str(k).strip().lower() for k in criterion.value or []}
+        before = _by_key(initial.get(c) if isinstance(initial, dict) else None, kf)
+        changed = [k for k, r in before.items() if k not in allowed and k in now and not _eq(now[k], r)]
+        deleted = [k for k in before if k not in allowed and k not in now]
+        added = [k for k in now if k not in before and k not in allowed]
+        if changed or deleted or added:
+            parts = [f"{what}: {', '.join(ks[:5])}" for what, ks in (("changed", changed), ("deleted", deleted), ("added", added)) if ks]
+            return False, f"/{c}: " + "; ".join(parts)
+        return True, f"/{c}: the other {len(before) - len(allowed & set(before))} record(s) are as they were"
+    key = str(criterion.key).strip().lower()
+    record = now.get(key)
+    if criterion.op == "absent":
+        return record is None, f"{c} {criterion.key}: " + ("gone" if record is None else f"still there: {_show(record)}")
+    if criterion.op == "exists":
+        return record is not None, f"{c} {criterion.key}: " + ("present" if record is not None else "missing")
+    if record is None:
+        return False, f"{c} {criterion.key}: missing"
+    found = record if criterion.field is None else record.get(criterion.field, _MISSING)
+    if criterion.field is not None and found is _MISSING:
+        return False, f"{c} {criterion.key}.{criterion.field}: missing"
+    if criterion.op == "equals":
+        if criterion.field is None and isinstance(found, dict) and isinstance(criterion.value, dict):
+            diff = {k: found.get(k, "missing") for k in sorted(set(found) | set(criterion.value)) if not _eq(found.get(k), criterion.value.get(k))}
+            return not diff, f"{c} {criterion.key}: " + ("as expected" if not diff else f"differs in {_show(diff)}; expected {_show(criterion.value)}")
+        return _eq(found, criterion.value), f"{c} {criterion.key}.{criterion.field}: found {_show(found)}, expected {_show(criterion.value)}"
+    if criterion.op == "not_equals":
+        return not _eq(found, criterion.value), f"{c} {criterion.key}.{criterion.field}: found {_show(found)}"
+    return False, f"{c} {criterion.key}: operator {criterion.op} is not checked on records"
+
+
+def check_state(criterion: Criterion, state: Any, initial: Any = None) -> tuple[bool, str]:
+    """(passed, evidence) for a `state` criterion on a world state (`initial`: the state the
+    episode began with, for guards)."""
+    if criterion.collection:
+        return check_record(criterion, state, initial)
     found = resolve(state, criterion.pointer or "")
     shown = "missing" if found is _MISSING else json.dumps(found, default=str)[:200]
     op, want = criterion.op, criterion.value
@@ -97,6 +154,19 @@ def check_state(criterion: Criterion, state: Any) -> tuple[bool, str]:
     return ok, f"{criterion.pointer} {op} {json.dumps(want, default=str)[:80]}: found {shown}"
 
 
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def _same_text(got: Any, want: Any) -> bool:
+    """Free text (four words or more: a summary, a reason) matches when most of the expected
+    content words are there; an exact string would drop good runs that word it otherwise."""
+    if not (isinstance(got, str) and isinstance(want, str)) or len(want.split()) < 4:
+        return False
+    expected = {w for w in _WORDS.findall(want.lower()) if len(w) > 3}
+    return bool(expected) and len(expected & set(_WORDS.findall(got.lower()))) >= 0.6 * len(expected)
+
+
 def arguments_match(constraints: dict[str, Any], arguments: dict[str, Any]) -> bool:
-    """Every constrained argument is present with an equal value (numbers and case tolerant)."""
-    return all(k in arguments and _eq(arguments[k], v) for k, v in constraints.items())
+    """Every constrained argument is present with an equal value (numbers, case and spacing
+    tolerant; free text by its content words); arguments the criterion does not name are free."""
+    return all(k in arguments and (_eq(arguments[k], v) or _same_text(arguments[k], v)) for k, v in constraints.items())

@@ -87,6 +87,12 @@ def to_openai_tool(spec: ToolSpec, strict: bool = False) -> dict[str, Any]:
     return {"type": "function", "function": fn}
 
 
+def tool_view(t: ToolSpec) -> dict[str, Any]:
+    """What prompts show of a tool: its name, description, hints and arguments."""
+    return {"name": t.name, "description": t.description, "destructive": bool(t.annotations.get("destructiveHint")),
+            "read_only": bool(t.annotations.get("readOnlyHint")), "input_schema": t.input_schema}  # fmt: skip
+
+
 @dataclass
 class ToolNameMap:
     """OpenAI name <-> original name, for one bundle of tools (aliases must not collide)."""
@@ -370,7 +376,11 @@ def check_spec(spec: ToolSpec, limits: ValidationLimits | None = None) -> tuple[
 
 
 def dedup_key(spec: ToolSpec) -> str:
-    """Exact duplicate: same name and same input schema, whatever the server or wording."""
+    """Exact duplicate: same name and same input schema, whatever the server or wording. A tool
+    bound to a world is its binding: the same action on the same fields of the same world is a
+    duplicate whatever its name, and the same name in another world is another tool."""
+    if spec.binding is not None:
+        return content_id("bound", spec.binding.model_dump())
     return content_id(spec.name.lower(), spec.input_schema)
 
 

@@ -55,18 +55,30 @@ def error_content(code: str, message: str) -> str:
     return json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False)
 
 
+# --------------------------------------------------------------------------- worlds
+
+FieldType = Literal["string", "integer", "number", "boolean"]
+# how seeding fills a field (world/seed.py); anything else is free text
+FIELD_FORMATS: tuple[str, ...] = ("text", "person_name", "email", "phone", "address", "city", "country", "company", "product",
+                                  "date", "datetime", "time", "money", "quantity", "percent", "url", "code", "sentence", "label")  # fmt: skip
+ToolAction = Literal["get", "list", "create", "update", "delete", "custom"]
+EXECUTED_ACTIONS: tuple[str, ...] = ("get", "list", "create", "update", "delete")  # run by code on the world state
+WRITE_ACTIONS: tuple[str, ...] = ("create", "update", "delete")
+
 # --------------------------------------------------------------------------- rubrics and the judge
 
 CriterionKind = Literal["state", "call", "answer", "judge"]
 CRITERION_KINDS: tuple[str, ...] = ("state", "call", "answer", "judge")
 MACHINE_KINDS: tuple[str, ...] = ("state", "call", "answer")  # checked by code; `judge` only by the critic
-STATE_OPS: tuple[str, ...] = ("equals", "not_equals", "exists", "absent", "contains", "gte", "lte")
-StateOp = Literal["equals", "not_equals", "exists", "absent", "contains", "gte", "lte"]
+# `unchanged_except`: every record of a collection but the listed keys is as it was, and none was added (a guard)
+STATE_OPS: tuple[str, ...] = ("equals", "not_equals", "exists", "absent", "contains", "gte", "lte", "unchanged_except")
+StateOp = Literal["equals", "not_equals", "exists", "absent", "contains", "gte", "lte", "unchanged_except"]
 
 HackKind = Literal["unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool"]
 HACK_KINDS: tuple[str, ...] = ("unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool")
 
-DIFFICULTIES: tuple[str, ...] = ("single_call", "multi_call", "dependent_calls", "error_recovery", "clarification", "irrelevance")
+# refusal: the user asks for what the world's rules forbid; the right outcome is that nothing changes
+DIFFICULTIES: tuple[str, ...] = ("single_call", "multi_call", "dependent_calls", "error_recovery", "clarification", "irrelevance", "refusal")
 
 # --------------------------------------------------------------------------- episodes
 

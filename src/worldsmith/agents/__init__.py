@@ -1,5 +1,1 @@
-"""The agents stage: a system prompt and policies over each tool bundle."""
-
-from worldsmith.agents.stage import STAGE
-
-__all__ = ["STAGE"]
+"""The agents stage: a system prompt and policies over each tool bundle. Its declaration: `worldsmith.agents.stage.STAGE`."""

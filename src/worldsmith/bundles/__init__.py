@@ -1,5 +1,1 @@
-"""The bundles stage: a tool graph and the tool bundles sampled from it."""
-
-from worldsmith.bundles.stage import STAGE
-
-__all__ = ["STAGE"]
+"""The bundles stage: a tool graph and the tool bundles sampled from it. Its declaration: `worldsmith.bundles.stage.STAGE`."""

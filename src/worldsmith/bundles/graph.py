@@ -114,12 +114,15 @@ def sample_bundles(g: nx.Graph, cfg: BundleConfig, seed: int, usage: Counter | N
 
 def _walk(g, rng, nodes, usage, size, want_real, restart) -> list[str]:
     """Random walk with restart; when the walk needs a real (or synthetic) tool and none is
-    adjacent, it jumps to one of the same category, so bundles mix sources as configured."""
+    adjacent, it jumps to one of the same category, so bundles mix sources as configured.
+    A walk starts at a synthetic tool when there is one, and its synthetic tools stay in that
+    tool's domain: they act on one world, where the agent's tasks are drawn."""
     real = [n for n in nodes if g.nodes[n]["source"] == "mcp"]
     synthetic = [n for n in nodes if g.nodes[n]["source"] != "mcp"]
-    pool = real if (want_real > 0 and real and (rng.random() < want_real / size or not synthetic)) else (synthetic or real)
+    pool = synthetic or real
     start = _weighted_choice(rng, pool, [1.0 / (1 + usage[n]) for n in pool])
-    category = g.nodes[start]["category"]
+    category, world = g.nodes[start]["category"], g.nodes[start]["group"]
+    synthetic = [n for n in synthetic if g.nodes[n]["group"] == world] or synthetic
     members = [start]
     current = start
     for _ in range(size * 30):
@@ -145,6 +148,7 @@ def _walk(g, rng, nodes, usage, size, want_real, restart) -> list[str]:
         for n in neighbours:
             w = g[current][n]["weight"] / (1 + usage[n])
             w *= 3.0 if (g.nodes[n]["source"] == "mcp") == need_real else 1.0
+            w *= 0.05 if g.nodes[n]["source"] != "mcp" and g.nodes[n]["group"] != world else 1.0  # another world's tool
             weights.append(w)
         current = _weighted_choice(rng, neighbours, weights)
         members.append(current)

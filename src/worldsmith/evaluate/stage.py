@@ -12,9 +12,10 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
-from worldsmith.config import PipelineConfig, validate_config
+from worldsmith.config import PipelineConfig, PolicyConfig, data_dir
 from worldsmith.records import Agent, ModelEval, Task, ToolSpec, Trajectory, Verdict, content_id
 from worldsmith.store import RunStore
+from worldsmith.vocab import export_jsonl
 
 INVALID_CALLS = ("unknown_tool", "invalid_arguments")
 
@@ -33,7 +34,7 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
 
 def trained_agents(dataset: Path | None) -> set[str]:
     """Agents with an example in the dataset's training split (the model saw them)."""
-    path = dataset / "jsonl" / "train.jsonl" if dataset else None
+    path = export_jsonl(dataset, "train") if dataset else None
     if path is None or not path.exists():
         return set()
     return {json.loads(line)["metadata"]["agent_id"] for line in path.read_text().splitlines() if line.strip()}
@@ -75,11 +76,11 @@ def model_scores(store: RunStore, model: EvalModel, engine: str, samples: int) -
 
 
 def eval_config(cfg: PipelineConfig, model: EvalModel) -> PipelineConfig:
-    """The run's config with `model` served as the agent policy and eval's sample count."""
-    raw = cfg.resolved()
-    raw["llm"]["policy"] = {"enabled": True, "model_path": model.path, "engine": cfg.eval.engine, "model": "policy", "port": cfg.eval.port}
-    raw["rollouts"]["samples_per_task"] = cfg.eval.samples_per_task
-    return validate_config(raw, "eval config")
+    """The run's config with `model` served as the agent policy and eval's sample count (validated again)."""
+    policy = PolicyConfig(enabled=True, model_path=model.path, engine=cfg.eval.engine, model="policy", port=cfg.eval.port)
+    new = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"policy": policy}),
+                                 "rollouts": cfg.rollouts.model_copy(update={"samples_per_task": cfg.eval.samples_per_task})})  # fmt: skip
+    return PipelineConfig.model_validate(new.model_dump())
 
 
 def _weights_stamp(path: str | None) -> str:
@@ -148,8 +149,8 @@ def evaluate_models(cfg: PipelineConfig, root: Path, models: list[EvalModel], ru
     from worldsmith import pipeline
     from worldsmith.store import refresh_catalog
 
-    source_run = run_id or pipeline.default_run_id(cfg)
-    data = pipeline.data_dir(cfg, root)
+    source_run = run_id or cfg.default_run_id()
+    data = data_dir(cfg, root)
     source = RunStore(data, source_run)
     for m in models:
         check_servable(m, cfg.eval.engine)

@@ -15,12 +15,14 @@ from typing import Any
 
 import torch
 
+from worldsmith.vocab import export_jsonl
+
 IGNORE = -100
 
 
 def load_split(export_dir: str | Path, split: str) -> list[dict[str, Any]]:
-    """Rows of `jsonl/<split>.jsonl` of an export folder (messages, tools as a JSON string)."""
-    path = Path(export_dir) / "jsonl" / f"{split}.jsonl"
+    """Rows of one split of an export folder (`vocab.export_jsonl`: messages, tools as a JSON string)."""
+    path = export_jsonl(export_dir, split)
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

@@ -22,6 +22,7 @@ from typing import Any
 import torch
 
 from worldsmith.config import FinetuneConfig, resolve_path
+from worldsmith.vocab import export_jsonl
 from worldsmith.finetune.data import encode, lm_loss, load_split, make_batches, make_packed_batches, padding_fraction
 from worldsmith.finetune.muon import make_optimizer
 from worldsmith.finetune.qk_clip import QKClip
@@ -114,7 +115,7 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
         why = ("the export is empty: the judge kept no trajectory of the run (`worldsmith judge --stats` says why). The packaged "
                "SmolLM2-135M passes 0 of 16 even on hand-made single-call tasks (`python benchmarks/policy_probe.py` measures a model); "
                "a stronger agent policy on vLLM is needed") if dataset.exists() else "there is no export: run the pipeline (make synth)"  # fmt: skip
-        raise ValueError(f"no training examples in {dataset}/jsonl/train.jsonl: {why}; or point --dataset / finetune.dataset at an export")
+        raise ValueError(f"no training examples in {export_jsonl(dataset, 'train')}: {why}; or point --dataset / finetune.dataset at an export")
     enc = [e for r in train_rows if (e := encode(tokenizer, r, cfg.max_length))]
     val = [e for r in val_rows if (e := encode(tokenizer, r, cfg.max_length))]
     if cfg.packing:

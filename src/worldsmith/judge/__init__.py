@@ -1,6 +1,2 @@
 """The judge stage: deterministic rubric checks and hack checks first, an LLM critic second,
-and the keep/drop policy from pipeline.yaml."""
-
-from worldsmith.judge.stage import STAGE
-
-__all__ = ["STAGE"]
+and the keep/drop policy from pipeline.yaml. Its declaration: `worldsmith.judge.stage.STAGE`."""

@@ -1,9 +1,13 @@
 """Deterministic checks of a trajectory against its task's rubric, each with its evidence.
 
-- `state`: the assertion on the recorded final world state (shared with task validation).
+- `state`: the assertion on the recorded final world state (shared with task validation): a
+  record by its key compared with the gold end state, or a guard that nothing else changed.
 - `call`: a tool call that must happen (a *successful* call of that tool whose arguments
-  match the constraints; `order` asks for them in that order) or must not (no call at all).
-- `answer`: the agent's final reply contains each phrase (case and spacing ignored).
+  match the constraints; `order` asks for them in that order; `after_user_gives`: only after
+  the user said the value) or must not (no successful call: an attempt the tool refused
+  changed nothing).
+- `answer`: each value is conveyed in some reply of the agent (`judge/answers.py`: numbers
+  and dates in any format, a negated mention does not count).
 - fault recovery: after each injected fault the agent called the tool again or told the
   user about the problem.
 Calls are matched by the spec's original name (what rubrics use), kept with each call.
@@ -14,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 
+from worldsmith.judge.answers import agent_texts, mentions
 from worldsmith.records import Criterion, CriterionResult, Task, Trajectory
 from worldsmith.rubric import arguments_match, check_state
 from worldsmith.vocab import FAULTS
@@ -25,10 +30,6 @@ PROBLEM_WORDS = re.compile(
 )  # fmt: skip
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text or "").strip().lower()
-
-
 def final_reply(traj: Trajectory) -> str:
     """The agent's last text reply ('' when it never wrote one)."""
     for m in reversed(traj.messages):
@@ -37,14 +38,30 @@ def final_reply(traj: Trajectory) -> str:
     return ""
 
 
+def _user_said(traj: Trajectory, value: str, before_call: str) -> bool:
+    """Whether a user message before the call's reply holds `value`."""
+    for m in traj.messages:
+        if m["role"] == "tool" and m.get("tool_call_id") == before_call:
+            return False
+        if m["role"] == "user" and mentions(value, [m.get("content") or ""])[0]:
+            return True
+    return False
+
+
 def check_call(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
     calls = [x for x in traj.calls if x.tool == c.tool]
     if not c.must:
-        if calls:
-            return False, f"{c.tool} was called {len(calls)} time(s), first with {json.dumps(calls[0].arguments)[:120]}"
-        return True, f"{c.tool} was not called"
+        done = [x for x in calls if x.ok]
+        if done:
+            return False, f"{c.tool} succeeded {len(done)} time(s), first with {json.dumps(done[0].arguments)[:120]}"
+        return True, f"{c.tool} was not called" if not calls else f"{c.tool} was attempted {len(calls)} time(s), never successfully"
     ok = [x for x in calls if x.ok]
     match = [x for x in ok if isinstance(x.arguments, dict) and arguments_match(c.arguments, x.arguments)]
+    if c.after_user_gives is not None and match:
+        asked = [x for x in match if _user_said(traj, c.after_user_gives, x.call_id)]
+        if not asked:
+            return False, f"{c.tool} was called with {c.after_user_gives!r} before the user gave it (a guess)"
+        match = asked
     if match:
         return True, f"matched call {match[0].call_id} {json.dumps(match[0].arguments)[:120]}"
     if ok:
@@ -55,13 +72,14 @@ def check_call(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
 
 
 def check_answer(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
-    reply = _norm(final_reply(traj))
-    missing = [p for p in c.contains if _norm(p) not in reply]
-    if not reply:
-        return False, "the agent wrote no final reply"
+    texts = agent_texts(traj)
+    if not texts:
+        return False, "the agent wrote no reply"
+    results = [mentions(p, texts) for p in c.contains]
+    missing = [p for p, (ok, _) in zip(c.contains, results, strict=True) if not ok]
     if missing:
-        return False, f"the final reply lacks {missing!r}: {reply[:120]!r}"
-    return True, f"the final reply mentions {c.contains!r}"
+        return False, "; ".join(e for ok, e in results if not ok)[:300]
+    return True, "; ".join(e for _, e in results)[:300]
 
 
 def check_order(criteria: list[Criterion], traj: Trajectory) -> tuple[bool, str] | None:
@@ -84,7 +102,7 @@ def check_order(criteria: list[Criterion], traj: Trajectory) -> tuple[bool, str]
 def check_criterion(c: Criterion, task: Task, traj: Trajectory) -> CriterionResult | None:
     """The deterministic result of one criterion, or None for `judge` criteria."""
     if c.kind == "state":
-        passed, evidence = check_state(c, traj.world_states.final)
+        passed, evidence = check_state(c, traj.world_states.final, traj.world_states.initial)
     elif c.kind == "call":
         passed, evidence = check_call(c, traj)
     elif c.kind == "answer":

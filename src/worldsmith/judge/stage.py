@@ -14,12 +14,15 @@ from typing import Any
 from worldsmith.config import JudgeConfig
 from worldsmith.context import RunContext
 from worldsmith.judge.checks import check_criterion, check_order, fault_recovery
-from worldsmith.judge.critic import critique
+from worldsmith.judge.critic import CORE_RUBRICS, PRESCRIPTIVE_RUBRICS, critique
 from worldsmith.judge.hacks import find_hacks
 from worldsmith.progress import LiveProgress
 from worldsmith.judge.stats import SECTIONS
 from worldsmith.records import CriterionResult, CriticReport, Task, Trajectory, Verdict
 from worldsmith.stage import Shard, Stage, holds
+
+
+K2_RUBRICS = (*CORE_RUBRICS, *PRESCRIPTIVE_RUBRICS)
 
 
 def deterministic(task: Task, traj: Trajectory) -> list[CriterionResult]:
@@ -44,6 +47,10 @@ def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: CriticReport 
     if cfg.require_fault_recovery and handled is False:
         reasons.append("fault_not_handled")
     score = None
+    judged = [c for c in task.rubric.criteria if c.kind == "judge"]
+    if critic is None and cfg.require_judge_criteria and judged and traj.status in cfg.statuses:
+        # no critic, no verdict: a criterion only the critic can judge is not passed by default
+        reasons += [f"criterion:judge:{c.criterion_id}:unchecked" for c in judged]
     if critic is not None:
         by_id = critic.rubrics
         for r in results:  # the critic's view beside the deterministic one, for the agreement rate
@@ -56,6 +63,8 @@ def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: CriticReport 
                                                evidence=got.reason if got else None, source="critic"))  # fmt: skip
                 if cfg.require_judge_criteria and critic.ok and not (got and got.passed):
                     reasons.append(f"criterion:judge:{c.criterion_id}")
+        if critic.ok and cfg.require_critic_rubrics:
+            reasons += [f"critic:{k}" for k in K2_RUBRICS if k in by_id and not by_id[k].passed]
         if not critic.ok:
             reasons.append("critic_failed")
         else:
@@ -67,12 +76,24 @@ def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: CriticReport 
                    passed=not reasons, reasons=reasons)  # fmt: skip
 
 
-def agreement(verdicts: list[Verdict]) -> tuple[float | None, int]:
-    """Share of machine-checkable criteria where the critic agrees with the deterministic check."""
-    pairs = [(r.passed, r.critic_passed) for v in verdicts for r in v.criteria if r.source == "deterministic" and r.critic_passed is not None]
-    if not pairs:
-        return None, 0
-    return round(sum(a == b for a, b in pairs) / len(pairs), 3), len(pairs)
+def agreement(verdicts: list[Verdict]) -> dict[str, float | int | None]:
+    """How far the critic can be trusted, on the machine-checkable criteria where both judged:
+    raw agreement; Cohen's kappa (agreement beyond what the two pass rates give by chance: a
+    critic that passes everything scores the pass rate in raw agreement, 0 in kappa); and
+    agreement within each class (of the criteria the checks passed, and of those they failed)."""
+    pairs = [(bool(r.passed), bool(r.critic_passed)) for v in verdicts for r in v.criteria
+             if r.source == "deterministic" and r.critic_passed is not None]  # fmt: skip
+    n = len(pairs)
+    if not n:
+        return {"pairs": 0, "agreement": None, "kappa": None, "on_passed": None, "on_failed": None}
+    observed = sum(a == b for a, b in pairs) / n
+    p_check, p_critic = sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n
+    chance = p_check * p_critic + (1 - p_check) * (1 - p_critic)
+    kappa = (observed - chance) / (1 - chance) if chance < 1 else (1.0 if observed == 1 else 0.0)
+    passed, failed = [b for a, b in pairs if a], [not b for a, b in pairs if not a]
+    return {"pairs": n, "agreement": round(observed, 3), "kappa": round(kappa, 3),
+            "on_passed": round(sum(passed) / len(passed), 3) if passed else None,
+            "on_failed": round(sum(failed) / len(failed), 3) if failed else None}  # fmt: skip
 
 
 async def make_verdicts(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
@@ -104,11 +125,12 @@ async def make_verdicts(ctx: RunContext, shard: Shard | None = None) -> dict[str
         with writer, LiveProgress("judge", total=len(todo), tokens=lambda: ctx.usage.completion_tokens) as progress:
             await asyncio.gather(*(one(client, progress, t) for t in todo))
     verdicts = ctx.store.read(Verdict)
-    rate, n = agreement(verdicts)
+    agree = agreement(verdicts)
     reasons = Counter(":".join(r.split(":")[:2]) for v in verdicts for r in v.reasons)
     return {"verdicts": len(verdicts), "passed": sum(v.passed for v in verdicts), "new": len(todo),
             "critic_failed": counts["critic_failed"],  # of the new verdicts (shards add up)
-            "critic_agreement": rate if rate is not None else "n/a", "agreement_pairs": n,
+            "critic_agreement": agree["agreement"] if agree["pairs"] else "n/a", "critic_kappa": agree["kappa"] if agree["pairs"] else "n/a",
+            "agreement_pairs": agree["pairs"],
             **{f"drop:{k}": c for k, c in reasons.most_common(6)}}  # fmt: skip
 
 
@@ -117,5 +139,5 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
 
 
 STAGE = Stage("judge", "A verdict per trajectory: rubric checks, hack checks, the critic, and the keep policy.", run, section="judge",
-              splits_by=(Trajectory, "task_id"), totals=frozenset({"verdicts", "passed", "critic_agreement", "agreement_pairs", "drop:"}),
+              splits_by=(Trajectory, "task_id"), totals=frozenset({"verdicts", "passed", "critic_agreement", "critic_kappa", "agreement_pairs", "drop:"}),
               stats=SECTIONS)

@@ -1,5 +1,1 @@
-"""The report stage: one HTML page per run with the yield funnel and plots."""
-
-from worldsmith.report.stage import STAGE
-
-__all__ = ["STAGE"]
+"""The report stage: one HTML page per run with the yield funnel and plots. Its declaration: `worldsmith.report.stage.STAGE`."""

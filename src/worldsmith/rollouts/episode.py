@@ -19,7 +19,8 @@ from typing import Any
 from worldsmith.config import RolloutsConfig
 from worldsmith.llm import LLMClient, Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
-from worldsmith.records import Agent, FaultEvent, Task, ToolCall, Trajectory
+from worldsmith.records import Agent, FaultEvent, Task, ToolCall, Trajectory, content_id
+from worldsmith.records import World as WorldSchema
 from worldsmith.world.faults import FaultInjector
 from worldsmith.mcp.executor import RealExecutor
 from worldsmith.world.runner import SimulatorFailure, ToolRunner
@@ -60,11 +61,21 @@ def _drop_unanswered(messages: list[dict[str, Any]]) -> None:
             return
 
 
-async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: RolloutsConfig, real: RealExecutor | None = None) -> Trajectory:
-    """One episode; `real` executes the tools of safe crawled servers (None: all simulated)."""
+def task_memo(task: Task) -> dict[str, tuple[Any, list[dict[str, Any]]]]:
+    """What the simulator answered for a blueprint's gold calls: an agent's identical call in
+    the identical state gets the same answer (the gold chain and the episode agree)."""
+    if task.blueprint is None:
+        return {}
+    return {content_id(c.tool_id, c.arguments, c.state_hash): (c.result, c.patch) for c in task.blueprint.calls if c.executor == "simulated"}
+
+
+async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: RolloutsConfig, real: RealExecutor | None = None,
+                      worlds: dict[str, WorldSchema] | None = None) -> Trajectory:  # fmt: skip
+    """One episode; `real` executes the tools of safe crawled servers (None: all simulated);
+    `worlds` the bound tools of these worlds, by code."""
     usage = UsageMeter()
     client = client.metered(usage)  # this episode's usage, also counted in the run's
-    runner = ToolRunner(client, prompts, cfg, real)
+    runner = ToolRunner(client, prompts, cfg, real, worlds, task_memo(ep.task))
     user = UserSimulator(client, prompts, ep.task)
     world = World(ep.task.initial_state, cfg.tool_sim.max_state_bytes)
     faults = FaultInjector(cfg.faults, ep.seed, force_first=ep.task.difficulty == "error_recovery")
@@ -83,7 +94,8 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
         """Appends the user's message; True when it ends the episode."""
         nonlocal turns
         budget()
-        if turns == 0 and cfg.first_user_message == "goal_request":
+        # a blueprint's request was written and checked at task time: it opens the episode as it is
+        if turns == 0 and (cfg.first_user_message == "goal_request" or ep.task.blueprint is not None):
             messages.append({"role": "user", "content": ep.task.user_goal.request})
             turns += 1
             return False

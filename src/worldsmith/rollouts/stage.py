@@ -16,7 +16,7 @@ from typing import Any
 
 from worldsmith.context import RunContext
 from worldsmith.progress import LiveProgress
-from worldsmith.records import Agent, Task, ToolSpec, Trajectory, content_id
+from worldsmith.records import Agent, Task, ToolSpec, Trajectory, World, content_id
 from worldsmith.rollouts.stats import SECTIONS
 from worldsmith.stage import Shard, Stage, holds
 from worldsmith.rollouts.episode import Episode, run_episode
@@ -83,6 +83,7 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
     cfg = ctx.cfg.rollouts
     tools = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
     agents = {a.agent_id: a for a in ctx.store.read(Agent)}
+    worlds = {w.world_id: w for w in ctx.store.read(World)}
     tasks = sorted((t for t in ctx.store.read(Task) if holds(shard, t.task_id)), key=lambda t: t.task_id)
     jobs = plan(ctx, tasks)
     counts: Counter[str] = Counter()
@@ -106,7 +107,7 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
         async with limit:
             progress.in_flight += 1
             try:
-                traj = await run_episode(ep, client, ctx.prompts, cfg, real)
+                traj = await run_episode(ep, client, ctx.prompts, cfg, real, worlds)
             finally:
                 progress.in_flight -= 1
         await limit.feedback(_congested(traj))
@@ -115,7 +116,8 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
         if traj.status == "error":
             counts["error:" + (traj.reason or "").split(":", 1)[0]] += 1
         counts["faults"] += len(traj.faults)
-        counts["real_calls"] += sum(c.executor == "real" for c in traj.calls)
+        for c in traj.calls:
+            counts[f"calls_{c.executor}"] += 1
         progress.advance(failed=traj.status == "error")
 
     async with ctx.client() as client:

@@ -1,5 +1,1 @@
-"""The smoke stage: one structured record and one tool call per request, to prove the wiring."""
-
-from worldsmith.smoke.stage import STAGE
-
-__all__ = ["STAGE"]
+"""The smoke stage: one structured record and one tool call per request, to prove the wiring. Its declaration: `worldsmith.smoke.stage.STAGE`."""

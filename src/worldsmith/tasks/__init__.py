@@ -1,5 +1,1 @@
-"""The tasks stage: persona, goal, initial world state and rubric per agent and difficulty, validated."""
-
-from worldsmith.tasks.stage import STAGE
-
-__all__ = ["STAGE"]
+"""The tasks stage: persona, goal, initial world state and rubric per agent and difficulty, validated. Its declaration: `worldsmith.tasks.stage.STAGE`."""

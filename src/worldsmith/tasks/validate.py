@@ -7,6 +7,10 @@
   missing from the initial state or holds no fields (a string, a number), or, for
   `absent`/compare operators, the value itself is missing
 - already_satisfied: the initial state already meets every state criterion
+- passes_by_doing_nothing: an agent that calls no tool and says nothing would pass every
+  checkable criterion (only refusal and irrelevance tasks, whose right outcome is that
+  nothing changes, may be met that way; they must be)
+- unknown_collection: a record criterion names a collection the initial state does not have
 - no_criteria: nothing machine-checkable (irrelevance tasks excepted) or no criteria at all
 - irrelevance_calls: an irrelevance task that expects a tool call
 - oversize_state: the initial state is over the configured size
@@ -23,10 +27,8 @@ from jsonpointer import JsonPointer
 from referencing.exceptions import Unresolvable
 
 from worldsmith.records import Task, ToolSpec
+from worldsmith.vocab import MACHINE_KINDS
 from worldsmith.rubric import _MISSING, check_state, parent_pointer, pointer_problem, resolve
-
-MACHINE_KINDS = ("state", "call", "answer")
-
 
 def _shown(pointer: str) -> str:
     return pointer if len(pointer) <= 120 else pointer[:117] + "..."
@@ -78,6 +80,9 @@ def validate_task(task: Task, tools: dict[str, ToolSpec], max_state_bytes: int =
                     problem = _argument_problem(schema, arg, value)
                     if problem:
                         return "invalid_arguments", f"criterion {c.criterion_id}: {c.tool}.{arg}: {problem}"
+        elif c.kind == "state" and c.collection:
+            if not isinstance(task.initial_state.get(c.collection), list):
+                return "unknown_collection", f"criterion {c.criterion_id}: /{c.collection} is not a collection of the initial state"
         elif c.kind == "state":
             problem = pointer_problem(c.pointer) or _token_problem(c.pointer)
             if problem:
@@ -95,7 +100,27 @@ def validate_task(task: Task, tools: dict[str, ToolSpec], max_state_bytes: int =
             return "irrelevance_calls", "an irrelevance task must not expect a tool call"
     elif not any(c.kind in MACHINE_KINDS for c in criteria):
         return "no_criteria", "no machine-checkable (state, call or answer) criterion"
-    states = [c for c in criteria if c.kind == "state"]
-    if states and all(check_state(c, task.initial_state)[0] for c in states):
+    nothing_changes = task.difficulty in NOTHING_CHANGES
+    states = [c for c in criteria if c.kind == "state" and c.op != "unchanged_except"]
+    if states and not nothing_changes and all(check_state(c, task.initial_state, task.initial_state)[0] for c in states):
         return "already_satisfied", "the initial state already meets every state criterion"
+    if nothing_changes and not states_hold_idle(task):
+        return "nothing_changes_unmet", f"a {task.difficulty} task's state criteria must hold for the world as it is"
+    if not nothing_changes and passes_idle(task):
+        return "passes_by_doing_nothing", "every checkable criterion holds for an agent that does nothing: nothing verifies the task was done"
     return None
+
+
+NOTHING_CHANGES = ("refusal", "irrelevance")
+
+
+def states_hold_idle(task: Task) -> bool:
+    """Whether every state criterion holds when nothing is done (the world as it began)."""
+    return all(check_state(c, task.initial_state, task.initial_state)[0] for c in task.rubric.criteria if c.kind == "state")
+
+
+def passes_idle(task: Task) -> bool:
+    """Whether an agent that calls no tool and writes nothing meets every machine-checkable
+    criterion: the state criteria hold untouched, and no call or answer is required."""
+    required = any((c.kind == "call" and c.must) or c.kind == "answer" for c in task.rubric.criteria)
+    return not required and states_hold_idle(task) and any(c.kind in MACHINE_KINDS for c in task.rubric.criteria)

@@ -1,5 +1,1 @@
-"""The tools stage: crawled snapshot + evolved tools, validated and de-duplicated."""
-
-from worldsmith.tools.stage import STAGE
-
-__all__ = ["STAGE"]
+"""The tools stage: crawled snapshot + evolved tools, validated and de-duplicated. Its declaration: `worldsmith.tools.stage.STAGE`."""

@@ -1,27 +1,30 @@
-"""Evolve synthetic tools: categories -> domains -> tools -> evolved variants (Kimi K2 / WizardLM).
+"""Synthetic tools, designed against each world (Kimi K2's tools per domain, then WizardLM-style
+evolution operators).
 
-Every LLM call is structured output. The model describes parameters and outputs as typed
-lists, and the JSON Schemas are built from them here, so an evolved tool's schemas are
-valid by construction. Each level is resumable: a request whose output is stored is not
-asked again, and a request that failed is recorded as a rejection with the raw output.
+A tool is an action on one of the world's collections with its parameters bound to fields
+(`world.bindings`): its schemas, annotations and executable semantics come from the
+binding, so they are valid and runnable by construction; the LLM names and describes it
+(structured output), and a name or description that does not fit the binding is replaced
+by the plain one, recorded as `extra.named_by`. Operators change the binding deliberately
+(specialize, generalize, add_parameter, compose -> custom) or keep it (add_constraint,
+add_error_modes); lineage stays in `parent_id` and `operator`. Each request is resumable:
+one whose tool is stored (or refused) is not asked again.
 """
 
 from __future__ import annotations
 
-import asyncio
 import random
 import re
+import zlib
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from worldsmith.context import RunContext
 from worldsmith.progress import gather_with_progress
-from worldsmith.records import Domain, Rejection, ToolSpec, content_id
+from worldsmith.records import Rejection, ToolBinding, ToolSpec, World, content_id
 from worldsmith.tools.dedup import NearDuplicateIndex
 from worldsmith.toolspec import ValidationLimits, check_spec, dedup_key
+from worldsmith.world import bindings as bind
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 
@@ -30,132 +33,6 @@ def snake(text: str, max_len: int = 48) -> str:
     """A snake_case identifier from whatever the model wrote ("Cancel Order!" -> cancel_order)."""
     out = _NON_WORD.sub("_", text.lower()).strip("_")[:max_len].strip("_")
     return out if out and out[0].isalpha() else f"t_{out}" if out else "unnamed"
-
-FIELD_TYPES = ["string", "integer", "number", "boolean", "array"]
-
-DOMAINS_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "domains": {
-            "type": "array",
-            "minItems": 1,
-            "maxItems": 8,
-            "items": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string", "minLength": 3, "maxLength": 60},
-                    "description": {"type": "string", "minLength": 10, "maxLength": 300},
-                    "entities": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "string", "minLength": 2, "maxLength": 40}},
-                },
-                "required": ["name", "description", "entities"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    "required": ["domains"],
-    "additionalProperties": False,
-}
-
-_PARAM = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 60},
-        "type": {"enum": FIELD_TYPES},
-        "description": {"type": "string", "minLength": 3, "maxLength": 200},
-        "required": {"type": "boolean"},
-    },
-    "required": ["name", "type", "description", "required"],
-    "additionalProperties": False,
-}
-_OUTPUT = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "minLength": 1, "maxLength": 60},
-        "type": {"enum": FIELD_TYPES + ["object"]},
-        "description": {"type": "string", "maxLength": 200},
-    },
-    "required": ["name", "type", "description"],
-    "additionalProperties": False,
-}
-TOOL_DESIGN = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "minLength": 3, "maxLength": 80},
-        "description": {"type": "string", "minLength": 20, "maxLength": 600},
-        "parameters": {"type": "array", "minItems": 0, "maxItems": 6, "items": _PARAM},
-        "outputs": {"type": "array", "minItems": 1, "maxItems": 6, "items": _OUTPUT},
-        "read_only": {"type": "boolean"},
-        "destructive": {"type": "boolean"},
-        "reads": {"type": "array", "maxItems": 4, "items": {"type": "string"}},
-        "writes": {"type": "array", "maxItems": 4, "items": {"type": "string"}},
-    },
-    "required": ["name", "description", "parameters", "outputs", "read_only", "destructive", "reads", "writes"],
-    "additionalProperties": False,
-}
-ACTIONS = ("search or list", "get the details of one", "create", "update", "cancel or delete")
-
-
-def load_taxonomy(path: Path) -> list[dict[str, Any]]:
-    data = yaml.safe_load(path.read_text()) or {}
-    cats = data.get("categories")
-    if not isinstance(cats, list) or not cats:
-        raise ValueError(f"{path}: expected a non-empty `categories:` list")
-    out = []
-    for i, c in enumerate(cats):
-        if not isinstance(c, dict) or not isinstance(c.get("name"), str):
-            raise ValueError(f"{path}: categories[{i}] needs a `name`")
-        out.append({"name": c["name"], "hint": c.get("hint", ""), "example_domains": list(c.get("example_domains", []))})
-    return out
-
-
-def _field_schema(item: dict[str, Any]) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": item["type"], "description": item.get("description", "").strip()[:200]}
-    if item["type"] == "array":
-        schema["items"] = {"type": "string"}
-    return schema
-
-
-def design_to_spec(design: dict[str, Any], *, category: str, domain: Domain, request_id: str,
-                   parent_id: str | None = None, operator: str | None = None) -> ToolSpec:  # fmt: skip
-    """A ToolSpec from the model's typed design; schemas are built, so they are valid."""
-    params: dict[str, Any] = {}
-    required = []
-    for p in design["parameters"]:
-        pname = snake(p["name"], 40)
-        if pname in params:
-            continue
-        params[pname] = _field_schema(p)
-        if p["required"]:
-            required.append(pname)
-    input_schema = {"type": "object", "properties": params, "required": required, "additionalProperties": False}
-    outputs = {snake(o["name"], 40): _field_schema(o) for o in design["outputs"]}
-    output_schema = {"type": "object", "properties": outputs}
-    read_only = bool(design["read_only"]) and not design["writes"]
-    annotations = {
-        "readOnlyHint": read_only,
-        "destructiveHint": bool(design["destructive"]) and not read_only,
-        "idempotentHint": read_only,
-        "openWorldHint": False,  # a simulated, closed world
-    }
-    description = design["description"].strip()
-    name = snake(design["name"])
-    return ToolSpec(
-        tool_id=ToolSpec.make_id(name, description, input_schema, output_schema, f"evolved/{domain.name}"),
-        name=name,
-        description=description,
-        input_schema=input_schema,
-        output_schema=output_schema,
-        annotations=annotations,
-        source="evolved",
-        server=f"evolved/{domain.name}",
-        category=category,
-        domain=domain.name,
-        parent_id=parent_id,
-        operator=operator,
-        extra={"reads": [r[:60] for r in design["reads"]], "writes": [w[:60] for w in design["writes"]],
-               "entities": domain.entities, "request_id": request_id},  # fmt: skip
-    )
-
 
 def answered_requests(ctx: RunContext) -> set[str]:
     """Requests whose answer is stored: kept as a tool, or refused by validation. A call
@@ -180,7 +57,8 @@ class ToolSink:
             key = dedup_key(spec)
             if key in self.exact and self.exact[key] != spec.tool_id:
                 problem = ("duplicate", f"same name and input schema as {self.exact[key]}")
-        if problem is None and self.near.threshold < 1.0:
+        # bound tools are told apart by their binding (dedup_key); their plain descriptions are alike on purpose
+        if problem is None and self.near.threshold < 1.0 and spec.binding is None:
             hit = self.near.find(spec)
             if hit:
                 problem = ("near_duplicate", f"description ~{hit[1]:.2f} Jaccard-similar to {hit[0]}")
@@ -203,104 +81,148 @@ class ToolSink:
         self.rejections.flush()
 
 
+NAMING = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "minLength": 4, "maxLength": 48}, "description": {"type": "string", "minLength": 20, "maxLength": 300}},
+    "required": ["name", "description"],
+    "additionalProperties": False,
+}
+OPERATOR_CHANGES = {
+    "add_constraint": "its input is limited as its description says (results are capped, values must be valid)",
+    "add_parameter": "it takes one more parameter",
+    "specialize": "it was narrowed to one common case",
+    "generalize": "it was widened to cover more cases",
+    "compose": "it combines its work with another tool's in one step",
+    "add_error_modes": "its description lists the errors it returns (not found, conflict, invalid value, transition not allowed)",
+}
+DESCRIPTION_TAILS = {
+    "add_constraint": " Values must be among the allowed ones; lists return at most 20 records.",
+    "add_error_modes": " Errors: not_found (no such id), invalid_value, conflict, transition_not_allowed.",
+}
+
+
+def _behaviour(world: World, b: ToolBinding) -> str:
+    return bind.default_description(world, b)[0].lower() + bind.default_description(world, b)[1:]
+
+
+# verbs a name may start with, per action: a name that says another action misleads the agent
+VERBS = {"get": ("get", "fetch", "lookup", "look_up", "find", "retrieve", "show", "read", "view"),
+         "list": ("list", "search", "find", "browse", "query", "filter"),
+         "create": ("create", "add", "new", "register", "open", "book", "make", "submit", "place"),
+         "update": ("update", "change", "set", "edit", "modify", "mark", "cancel", "close", "move", "assign", "approve", "reject"),
+         "delete": ("delete", "remove", "purge", "drop"), "custom": ()}  # fmt: skip
+
+
+def _named(world: World, b: ToolBinding, data: dict[str, Any] | None) -> tuple[str, str, str]:
+    """(name, description, named_by): the model's when they fit the binding, else the plain ones.
+    Fitting: a snake_case name that starts with a verb of its action and names the entity; a
+    description that names the entity and every parameter, and no web address (an invented
+    back end). What a tool does is its binding's whatever its text, so a misfit is replaced."""
+    c = world.collection(b.collection)
+    assert c is not None
+    plain_name, plain = bind.default_name(world, b), bind.default_description(world, b)
+    if data is None:
+        return plain_name, plain, "code"
+    name, text = snake(data["name"]), " ".join(data["description"].split())
+    params = [*([b.key_param] if b.key_param else []), *b.params]
+    lowered = text.lower()
+    fits = (
+        c.entity[:4] in name and c.entity[:4] in lowered and (b.action == "custom" or name.startswith(VERBS[b.action]))
+        and all(p in lowered or p.replace("_", " ") in lowered for p in params)
+        and not re.search(r"(.)\1{3}|https?:|www\.", name + " " + lowered)
+    )  # fmt: skip
+    return (name, text, "llm") if fits else (plain_name, plain, "code")
+
+
+def bound_spec(world: World, b: ToolBinding, name: str, description: str, *, request_id: str, named_by: str,
+               parent: ToolSpec | None = None, operator: str | None = None) -> ToolSpec:  # fmt: skip
+    """The ToolSpec of a bound tool: schemas and annotations from the binding; a custom tool
+    keeps its parent's input schema and gets a generic output."""
+    if b.action == "custom":
+        input_schema = parent.input_schema if parent else {"type": "object", "properties": {}}
+        output_schema = None
+    else:
+        input_schema, output_schema = bind.input_schema(world, b), bind.output_schema(world, b)
+    server = f"evolved/{world.domain}"
+    return ToolSpec(
+        tool_id=ToolSpec.make_id(name, description, input_schema, output_schema, server), name=name, description=description,
+        input_schema=input_schema, output_schema=output_schema, annotations=bind.annotations(b) if b.action != "custom" else
+        {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
+        source="evolved", server=server, category=world.category, domain=world.domain, parent_id=parent.tool_id if parent else None,
+        operator=operator, binding=b,
+        extra={"request_id": request_id, "named_by": named_by, "entities": [c.name for c in world.collections]},
+    )  # fmt: skip
+
+
 async def evolve(ctx: RunContext, sink: ToolSink, log: Callable[[str], Any] = print) -> dict[str, int]:
     cfg = ctx.cfg.tools.evolve
-    taxonomy = load_taxonomy(ctx.path(ctx.cfg.tools.taxonomy_file))
-    categories = taxonomy[: cfg.categories] if cfg.categories else taxonomy
-    counts = {"domains": 0, "tools": 0, "evolved": 0, "failed_calls": 0}
+    worlds = sorted(ctx.store.read(World), key=lambda w: w.world_id)
+    by_id = {w.world_id: w for w in worlds}
+    counts = {"worlds": len(worlds), "tools": 0, "evolved": 0, "named_by_llm": 0, "failed_calls": 0}
+
+    async def name_tool(client, world: World, b: ToolBinding, request_id: str, operator: str | None = None,
+                        parent: ToolSpec | None = None) -> tuple[str, str, str]:  # fmt: skip
+        c = world.collection(b.collection)
+        assert c is not None
+        if cfg.naming == "code":
+            name, description, _ = _named(world, b, None)
+            return name, description + DESCRIPTION_TAILS.get(operator or "", ""), "code"
+        params = list(bind.input_schema(world, b)["properties"]) if b.action != "custom" else list((parent.input_schema if parent else {}).get("properties", {}))
+        msgs = ctx.prompts.render_messages("tool_naming", domain=world.domain, behaviour=_behaviour(world, b), parameters=params, entity=c.entity,
+                                           example=bind.default_name(world, b), operator=OPERATOR_CHANGES.get(operator or ""),
+                                           parent=parent.name if parent else "")  # fmt: skip
+        r = await client.structured("tool_evolver", msgs, NAMING, name="tool_name", seed=ctx.seed + zlib.crc32(request_id.encode()) % 1000)
+        if not r.ok:
+            counts["failed_calls"] += 1
+            sink.reject("llm_output", f"tools/{world.domain}/{b.collection}/{b.action}", r.error_kind or "error", r.error or "",
+                        {"raw": r.raw, "request_id": None})  # fmt: skip
+        name, description, named_by = _named(world, b, r.data if r.ok else None)
+        return name, description + DESCRIPTION_TAILS.get(operator or "", ""), named_by
+
     async with ctx.client() as client:
-        # -- level 1: domains per category
-        stored = ctx.store.read(Domain)
-        by_cat: dict[str, list[Domain]] = {}
-        for d in stored:
-            by_cat.setdefault(d.category, []).append(d)
-        domain_writer = ctx.store.writer(Domain, flush_every=1)
+        # -- tools per world: lookups and changes of the same collections first (tasks need both)
+        done = answered_requests(ctx)
 
-        async def domains_for(cat: dict[str, Any]) -> list[Domain]:
-            msgs = ctx.prompts.render_messages("evolve_domains", category=cat, count=cfg.domains_per_category, existing=[])
-            r = await client.structured("tool_evolver", msgs, DOMAINS_SCHEMA, name="domains", seed=ctx.seed)
-            if not r.ok:
-                counts["failed_calls"] += 1
-                sink.reject("llm_output", f"domains/{cat['name']}", r.error_kind or "error", r.error or "", {"raw": r.raw})
-                return []
-            out, names = [], set()
-            for i, d in enumerate(r.data["domains"][: cfg.domains_per_category]):
-                if d["name"].lower() in names:
-                    continue
-                names.add(d["name"].lower())
-                out.append(Domain(domain_id=content_id(ctx.seed, cat["name"], i, prefix="dom_"), category=cat["name"],
-                                  name=d["name"].strip(), description=d["description"].strip(),
-                                  entities=[e.strip() for e in d["entities"]]))  # fmt: skip
-            for d in out:
-                domain_writer.add(d)
-            return out
+        async def tool_for(world: World, k: int, b: ToolBinding) -> int:
+            request_id = content_id(ctx.seed, "tool", world.world_id, k)
+            name, description, named_by = await name_tool(client, world, b, request_id)
+            counts["named_by_llm"] += named_by == "llm"
+            return int(sink.offer(bound_spec(world, b, name, description, request_id=request_id, named_by=named_by)))
 
-        todo = [c for c in categories if c["name"] not in by_cat]
-        for found in await gather_with_progress("evolve: domains", [domains_for(c) for c in todo], total=len(todo),
-                                                failed=lambda ds: not ds):  # fmt: skip
-            for d in found:
-                by_cat.setdefault(d.category, []).append(d)
-        domain_writer.flush()
-        domains = [d for c in categories for d in by_cat.get(c["name"], [])]
-        counts["domains"] = len(domains)
+        jobs = [tool_for(w, k, b) for w in worlds for k, b in enumerate(bind.plan_bindings(w, cfg.tools_per_domain))
+                if content_id(ctx.seed, "tool", w.world_id, k) not in done]  # fmt: skip
+        results = await gather_with_progress("tools: designed", jobs, total=len(jobs))
+        counts["tools"] = sum(results)
 
-        # -- level 2: tools per domain, one call per tool so calls are short and run in parallel;
-        #    each call gets its own entity and kind of action, so the tools of a domain differ
-        done_requests = answered_requests(ctx)
+        # -- evolution operators on the designed tools
+        base = {t.tool_id: t for t in [*ctx.store.read(ToolSpec), *sink.accepted] if t.source == "evolved" and t.parent_id is None and t.binding}
+        done = answered_requests(ctx) | {t.extra.get("request_id") for t in sink.accepted}
 
-        async def tool_for(domain: Domain, k: int) -> int:
-            request_id = content_id(ctx.seed, "tool", domain.domain_id, k)
-            entity = domain.entities[k % len(domain.entities)]
-            action = ACTIONS[(k // max(1, len(domain.entities)) + k) % len(ACTIONS)]
-            msgs = ctx.prompts.render_messages("evolve_tools", domain=domain, entity=entity, action=action)
-            r = await client.structured("tool_evolver", msgs, TOOL_DESIGN, name="tool", seed=ctx.seed + k)
-            if not r.ok:
-                sink.reject("llm_output", f"tools/{domain.name}/{k}", r.error_kind or "error", r.error or "", {"raw": r.raw, "request_id": request_id})
-                return -1
-            return int(sink.offer(design_to_spec(r.data, category=domain.category, domain=domain, request_id=request_id)))
+        async def evolve_one(parent: ToolSpec, operator: str, b: ToolBinding, request_id: str) -> bool:
+            world = by_id[parent.binding.world_id]
+            name, description, named_by = await name_tool(client, world, b, request_id, operator, parent)
+            counts["named_by_llm"] += named_by == "llm"
+            spec = bound_spec(world, b, name, description, request_id=request_id, named_by=named_by, parent=parent, operator=operator)
+            return sink.offer(spec)
 
-        jobs = [tool_for(d, k) for d in domains for k in range(cfg.tools_per_domain)
-                if content_id(ctx.seed, "tool", d.domain_id, k) not in done_requests]  # fmt: skip
-        results = await gather_with_progress("evolve: tools", jobs, total=len(jobs), failed=lambda n: n < 0)
-        counts["tools"] = sum(max(n, 0) for n in results)
-        counts["failed_calls"] += sum(n < 0 for n in results)
-
-        # -- level 3: evolution operators on the domain tools
-        base = [t for t in ctx.store.read(ToolSpec) if t.source == "evolved" and t.parent_id is None] + [
-            t for t in sink.accepted if t.parent_id is None
-        ]
-        base = list({t.tool_id: t for t in base}.values())
-        base.sort(key=lambda t: t.tool_id)
-        done_requests = answered_requests(ctx) | {t.extra.get("request_id") for t in sink.accepted}
-        dom_by_name = {d.name: d for d in domains}
         jobs = []
-        for parent in base:
+        for parent in sorted(base.values(), key=lambda t: t.tool_id):
+            if parent.binding.world_id not in by_id:
+                continue
             for j in range(cfg.evolutions_per_tool):
                 request_id = content_id(ctx.seed, "evolve", parent.tool_id, j)
-                if request_id in done_requests or parent.domain not in dom_by_name:
+                if request_id in done:
                     continue
                 rng = random.Random(request_id)
-                operator = rng.choice(cfg.operators)
-                siblings = [t for t in base if t.domain == parent.domain and t.tool_id != parent.tool_id]
-                other = rng.choice(siblings) if operator == "compose" and siblings else None
-                if operator == "compose" and other is None:
-                    operator = "add_parameter"
-                jobs.append(_evolve_one(ctx, client, sink, parent, dom_by_name[parent.domain], operator, other, request_id))
-        results = await gather_with_progress("evolve: operators", jobs, total=len(jobs), failed=lambda ok: ok is None)
-        counts["evolved"] = sum(1 for ok in results if ok)
-        counts["failed_calls"] += sum(ok is None for ok in results)
+                operators = list(cfg.operators)
+                rng.shuffle(operators)
+                for operator in operators:
+                    b = bind.evolve_binding(by_id[parent.binding.world_id], parent.binding, operator, random.Random(f"{request_id}:{operator}"))
+                    # with code naming, a tool is its binding: an operator that keeps it (or makes a custom tool whose
+                    # behaviour only a model could describe) would add nothing new
+                    if cfg.naming == "llm" or (b != parent.binding and b.action != "custom"):
+                        jobs.append(evolve_one(parent, operator, b, request_id))
+                        break
+        results = await gather_with_progress("tools: evolved", jobs, total=len(jobs))
+        counts["evolved"] = sum(results)
     return counts
-
-
-async def _evolve_one(ctx, client, sink: ToolSink, parent: ToolSpec, domain: Domain, operator: str, other, request_id: str):
-    msgs = ctx.prompts.render_messages("evolve_operator", domain=domain.name, tool=parent, other=other, operator=operator)
-    r = await client.structured("tool_evolver", msgs, TOOL_DESIGN, name="tool", seed=ctx.seed)
-    if not r.ok:
-        sink.reject("llm_output", f"evolve/{parent.name}/{operator}", r.error_kind or "error", r.error or "", {"raw": r.raw, "request_id": request_id})
-        return None
-    spec = design_to_spec(r.data, category=domain.category, domain=domain, request_id=request_id, parent_id=parent.tool_id, operator=operator)
-    return sink.offer(spec)
-
-
-def run_evolve(ctx: RunContext, sink: ToolSink) -> dict[str, int]:
-    return asyncio.run(evolve(ctx, sink))

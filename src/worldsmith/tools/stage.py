@@ -42,9 +42,10 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
         sink.close()
     stored = ctx.store.read(ToolSpec)
     counts["tools_total"] = len(stored)
+    counts["bound"] = sum(t.binding is not None and t.binding.action != "custom" for t in stored)
     counts["rejected"] = sum(1 for r in ctx.store.read(Rejection) if r.kind in ("tool_spec", "llm_output"))
     return counts
 
 
-STAGE = Stage("tools", "Real MCP tools from the crawl snapshot, then evolved ones; each validated and de-duplicated.", run, section="tools",
-              totals=frozenset({"tools_total", "rejected"}), stats=SECTIONS)
+STAGE = Stage("tools", "Real MCP tools from the crawl snapshot, then tools designed against each world and evolved; each validated "
+              "and de-duplicated.", run, section="tools", totals=frozenset({"tools_total", "bound", "rejected"}), stats=SECTIONS)

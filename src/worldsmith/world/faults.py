@@ -19,11 +19,12 @@ from worldsmith.vocab import FAULT_KINDS, FAULTS, FORCED_FAULT
 class ToolTraits:
     open_world: bool
     read_only: bool
-    simulated: bool  # False when executed for real (data faults are then left out)
+    simulated: bool  # False when executed for real or by code: no edge-case data is asked for
+    shapes_lists: bool = False  # executed by code and returns a list: partial and empty results cut it
 
 
-def traits(annotations: dict[str, Any], simulated: bool = True) -> ToolTraits:
-    return ToolTraits(bool(annotations.get("openWorldHint")), bool(annotations.get("readOnlyHint")), simulated)
+def traits(annotations: dict[str, Any], simulated: bool = True, shapes_lists: bool = False) -> ToolTraits:
+    return ToolTraits(bool(annotations.get("openWorldHint")), bool(annotations.get("readOnlyHint")), simulated, shapes_lists)
 
 
 class FaultInjector:
@@ -38,7 +39,7 @@ class FaultInjector:
         if family == "network":
             return t.open_world
         if family == "data":
-            return t.read_only and t.simulated
+            return t.read_only and (t.simulated or t.shapes_lists)
         return t.simulated  # edge
 
     def draw(self, t: ToolTraits) -> tuple[str | None, bool]:

@@ -21,10 +21,12 @@ from referencing.exceptions import Unresolvable
 
 from worldsmith.config import RolloutsConfig
 from worldsmith.llm import LLMClient, Prompts
-from worldsmith.records import ToolSpec
+from worldsmith.records import ToolSpec, content_id
+from worldsmith.records import World as WorldSchema
 from worldsmith.vocab import FAULTS, error_content
 from worldsmith.world.faults import FaultInjector, traits
 from worldsmith.mcp.executor import RealExecutionError, RealExecutor
+from worldsmith.world.execute import execute
 from worldsmith.world.state import PatchRejected, World
 from worldsmith.jsonschemas import embed_schema
 
@@ -106,6 +108,18 @@ class CallOutcome:
     attempts: int = 0
 
 
+def cut_list(result: Any, fault: str) -> Any:
+    """A list result as a data fault shapes it: half of it (`truncated`), or nothing."""
+    if not isinstance(result, dict):
+        return result
+    out = dict(result)
+    for k, v in result.items():
+        if isinstance(v, list):
+            out[k] = v[: len(v) // 2] if fault == "partial_result" else []
+            out["truncated" if fault == "partial_result" else "count"] = True if fault == "partial_result" else 0
+    return out
+
+
 def is_read_only(spec: ToolSpec) -> bool:
     return bool(spec.annotations.get("readOnlyHint"))
 
@@ -148,12 +162,24 @@ def state_view(state: dict[str, Any], spec: ToolSpec, arguments: Any, max_chars:
     return view, [k for k in state if k not in view]
 
 
+def memo_key(tool_id: str, arguments: Any, state: dict[str, Any]) -> str:
+    """The simulator's memo key: the same tool, canonical arguments and state."""
+    return content_id(tool_id, arguments, content_id(state))
+
+
 class ToolRunner:
-    def __init__(self, client: LLMClient, prompts: Prompts, cfg: RolloutsConfig, real: RealExecutor | None = None):
+    """Runs an episode's tool calls. `worlds` lets bound tools execute by code; `memo` holds
+    what the simulator answered for a tool, arguments and state (seeded with a task's gold
+    calls), so the same call in the same state has the same effect."""
+
+    def __init__(self, client: LLMClient, prompts: Prompts, cfg: RolloutsConfig, real: RealExecutor | None = None,
+                 worlds: dict[str, WorldSchema] | None = None, memo: dict[str, tuple[Any, list[dict[str, Any]]]] | None = None):  # fmt: skip
         self.client = client
         self.prompts = prompts
         self.cfg = cfg
         self.real = real
+        self.worlds = worlds or {}
+        self.memo = memo if memo is not None else {}
 
     async def execute(self, call: dict[str, Any], spec: ToolSpec | None, world: World, faults: FaultInjector, seed: int) -> CallOutcome:
         fn = call.get("function", {})
@@ -171,17 +197,32 @@ class ToolRunner:
             return CallOutcome(error_content("invalid_arguments", f"Input validation error: {problem}"), False,
                                "invalid_arguments", spec.tool_id, arguments, error=problem)  # fmt: skip
         real = self.real is not None and spec.source == "mcp" and self.real.handles(spec.server)
-        kind, forced = faults.draw(traits(spec.annotations, simulated=not real))
+        b = spec.binding
+        schema = self.worlds.get(b.world_id) if b is not None and b.action != "custom" else None
+        kind, forced = faults.draw(traits(spec.annotations, simulated=not real and schema is None, shapes_lists=schema is not None and b.action == "list"))
         if kind and FAULTS[kind].error:
             code, message = FAULTS[kind].error
             return CallOutcome(error_content(code, message), False, "fault", spec.tool_id, arguments, error=message, fault=kind, forced=forced)
+        if schema is not None:
+            out = execute(schema, b, world.state, arguments)
+            result = cut_list(out.result, kind) if out.ok and kind else out.result
+            content = json.dumps(result, ensure_ascii=False) if out.ok else out.content
+            return CallOutcome(content, out.ok, "code", spec.tool_id, arguments, error=None if out.ok else f"{out.error[0]}: {out.error[1]}",
+                               fault=kind, forced=forced, patch=out.patch)  # fmt: skip
+        key = memo_key(spec.tool_id, arguments, world.state)
+        if kind is None and key in self.memo:
+            result, patch = self.memo[key]
+            return CallOutcome(json.dumps(result, ensure_ascii=False), True, "memo", spec.tool_id, arguments, patch=patch)
         if real:
             try:
                 ok, text, _ = await self.real.call(spec.server, spec.name, arguments)
                 return CallOutcome(text, ok, "real", spec.tool_id, arguments, error=None if ok else text[:300], fault=kind, forced=forced)
             except RealExecutionError:
                 pass  # the server cannot start: simulate (the stage reports it once)
-        return await self._simulate(spec, arguments, world, kind, forced, seed)
+        out = await self._simulate(spec, arguments, world, kind, forced, seed)
+        if kind is None:  # a fault-shaped answer is not the tool's answer to remember
+            self.memo[key] = (json.loads(out.content), out.patch)
+        return out
 
     async def _simulate(self, spec: ToolSpec, arguments: dict[str, Any], world: World, fault: str | None, forced: bool, seed: int) -> CallOutcome:
         view, trimmed = state_view(world.state, spec, arguments, self.cfg.tool_sim.max_state_chars)

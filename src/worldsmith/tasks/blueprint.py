@@ -1,0 +1,411 @@
+"""Blueprint tasks (APIGen-MT): a gold chain of calls sampled over an agent's bound tools with
+arguments drawn from a seeded world, executed on a copy of that world before the task is
+accepted; a chain whose calls do not all succeed is refused with the reason. The rubric is
+read off the execution (tau2-bench): the gold end state of every record the chain changed,
+guards that nothing else in those collections changed (nothing at all for refusal and
+irrelevance tasks), the values the user asked to learn, and exact calls only where the end
+state cannot tell (reads).
+
+Everything here is code and seeded: the same agent, world, difficulty and seed give the
+same task. The user's request is written afterwards (tasks/stage.py), around `facts`.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from faker import Faker
+
+from worldsmith.records import Blueprint, CollectionSpec, Criterion, FieldSpec, GoldCall, PolicyRule, Rubric, ToolSpec, World, content_id
+from worldsmith.world.execute import execute
+from worldsmith.world.seed import _value, seed_state
+from worldsmith.world.state import apply_patch
+
+
+class BlueprintFailure(Exception):
+    """A blueprint that cannot be made or whose gold chain fails; `reason` is groupable."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason, self.detail = reason, detail
+
+
+@dataclass
+class Step:
+    tool: ToolSpec
+    arguments: dict[str, Any]
+
+
+@dataclass
+class Draft:
+    """A sampled, executed blueprint before the request is written."""
+
+    difficulty: str
+    initial: dict[str, Any]
+    steps: list[Step]
+    calls: list[GoldCall] = field(default_factory=list)
+    end_state: dict[str, Any] = field(default_factory=dict)
+    facts: dict[str, str] = field(default_factory=dict)  # what the user knows and says (the request must carry them)
+    asked: dict[str, str] = field(default_factory=dict)  # what the user wants to learn -> value
+    withheld: dict[str, str] = field(default_factory=dict)  # clarification: known, left out of the request
+    goal: str = ""  # the goal in plain words ("set the status of order ord-1042 to cancelled"), for the request
+    wants: list[str] = field(default_factory=list)  # get: the fields the user asks about
+    filter_text: str = ""  # list: "status is pending"
+    rule: PolicyRule | None = None
+
+
+def bound_tools(world: World, tools: list[ToolSpec]) -> list[ToolSpec]:
+    return [t for t in tools if t.binding is not None and t.binding.world_id == world.world_id and t.binding.action != "custom"]
+
+
+def _fresh(world: World, c: CollectionSpec, f: FieldSpec, state: dict[str, Any], rng: random.Random, seed: int) -> Any:
+    """A value for a create or an update: an existing key for a reference, a new value otherwise."""
+    keys = {x.name: [r[x.key] for r in state.get(x.name, [])] for x in world.collections}
+    fake = Faker("en_US")
+    fake.seed_instance(seed)
+    for _ in range(8):
+        value = _value(f, fake, rng, dt.date.fromisoformat(world.today), keys, rng.randint(100, 999))
+        if not any(r.get(f.name) == value for r in state.get(c.name, [])):
+            return value
+    return value
+
+
+def _spoken(value: Any) -> str:
+    return str(value)
+
+
+def _candidates(c: CollectionSpec, state: dict[str, Any], rng: random.Random) -> list[dict[str, Any]]:
+    """The collection's records in a seeded order."""
+    records = list(state.get(c.name, []))
+    rng.shuffle(records)
+    return records
+
+
+def _forbidden(rules: list[PolicyRule], c: CollectionSpec, action: str, record: dict[str, Any]) -> PolicyRule | None:
+    for r in rules:
+        if r.kind == "forbid" and r.collection == c.name and r.action == action and r.field and str(record.get(r.field)) in r.values:
+            return r
+    return None
+
+
+def _referenced(world: World, c: CollectionSpec, state: dict[str, Any], key: Any) -> bool:
+    return any(r.get(f.name) == key for other in world.collections for f in other.fields if f.ref == c.name for r in state.get(other.name, []))
+
+
+def plan_call(world: World, t: ToolSpec, state: dict[str, Any], rules: list[PolicyRule], rng: random.Random, seed: int,
+              key: Any = None) -> Draft | None:  # fmt: skip
+    """One allowed call of tool `t` on `state` (on the record `key`, when given) with its facts
+    and what the user asks, or None when the world offers no record it could act on."""
+    b = t.binding
+    assert b is not None
+    c = world.collection(b.collection)
+    assert c is not None
+    fields = {f.name: f for f in c.fields}
+    d = Draft("", state, [])
+    if b.action == "create":
+        args = {p: _fresh(world, c, fields[f], state, rng, seed) for p, f in b.params.items()}
+        d.steps.append(Step(t, args))
+        d.facts.update({p.replace("_", " "): _spoken(v) for p, v in args.items()})
+        d.goal = f"create a new {c.entity} with " + ", ".join(f"{p.replace('_', ' ')} {v}" for p, v in args.items())
+        return d
+    if b.action == "list":
+        pool = [r for r in state.get(c.name, []) if all(r.get(k) == v for k, v in b.fixed.items())]
+        if not pool:
+            return None
+        record = rng.choice(pool)
+        args = {p: record[f] for p, f in b.params.items()}
+        d.steps.append(Step(t, args))
+        d.facts.update({p.replace("_", " "): _spoken(v) for p, v in args.items()})
+        on = " and ".join(f"{k.replace('_', ' ')} is {v}" for k, v in {**{f: args[p] for p, f in b.params.items()}, **b.fixed}.items())
+        d.goal = f"find the {c.name}" + (f" whose {on}" if on else "") + f" and know their {c.key.replace('_', ' ')}s"
+        d.filter_text = on
+        hits = [r for r in pool if all(r.get(f) == args[p] for p, f in b.params.items())]
+        if len(hits) > 3:
+            d.asked[f"number of {c.name}" + (f" whose {on}" if on else "")] = str(len(hits))
+        else:
+            d.asked.update({f"{c.key.replace('_', ' ')} of a matching {c.entity}" + (f" ({i + 1})" if i else ""): r[c.key] for i, r in enumerate(hits)})
+        return d
+    for record in _candidates(c, state, rng):
+        if key is not None and record[c.key] != key:
+            continue
+        key = record[c.key]
+        if b.action == "get":
+            shown = [f for f in c.fields if f.ref is None and f.format not in ("email", "phone")] or c.fields
+            want = rng.sample(shown, min(len(shown), 1 + (rng.random() < 0.4)))
+            d.steps.append(Step(t, {b.key_param: key}))
+            d.facts[c.key.replace("_", " ")] = key
+            d.asked.update({f"{f.name.replace('_', ' ')} of {key}": _spoken(record[f.name]) for f in want})
+            d.goal = f"know the {' and '.join(f.name.replace('_', ' ') for f in want)} of {c.entity} {key}"
+            d.wants = [f.name.replace("_", " ") for f in want]
+            return d
+        if b.action == "delete":
+            if _forbidden(rules, c, "delete", record) or _referenced(world, c, state, key):
+                continue
+            d.steps.append(Step(t, {b.key_param: key}))
+            d.facts[c.key.replace("_", " ")] = key
+            d.goal = f"delete {c.entity} {key}"
+            return d
+        if b.action == "update":
+            if _forbidden(rules, c, "update", record):
+                continue
+            args: dict[str, Any] = {b.key_param: key}
+            ok = True
+            for p, fname in b.params.items():
+                f = fields[fname]
+                flow = c.transitions.get(fname)
+                if flow is not None:
+                    nxt = flow.get(str(record.get(fname)), [])
+                    if not nxt:
+                        ok = False
+                        break
+                    args[p] = rng.choice(nxt)
+                elif f.enum:
+                    others = [v for v in f.enum if v != record.get(fname)]
+                    args[p] = rng.choice(others)
+                else:
+                    args[p] = _fresh(world, c, f, state, rng, seed)
+            for fname, value in b.fixed.items():
+                flow = c.transitions.get(fname)
+                if record.get(fname) == value or (flow is not None and value not in flow.get(str(record.get(fname)), [])):
+                    ok = False
+            if not ok:
+                continue
+            d.steps.append(Step(t, args))
+            d.facts[c.key.replace("_", " ")] = key
+            changes = {**{fields[f].name: args[p] for p, f in b.params.items()}, **b.fixed}
+            d.facts.update({f"new {k.replace('_', ' ')}": _spoken(v) for k, v in changes.items() if k in b.params.values()})
+            d.goal = " and ".join(f"set the {k.replace('_', ' ')} of {c.entity} {key} to {v}" for k, v in changes.items())
+            return d
+    return None
+
+
+def run_gold(world: World, steps: list[Step], initial: dict[str, Any]) -> tuple[list[GoldCall], dict[str, Any]]:
+    """Execute the chain on a copy of `initial`; every call must succeed."""
+    state = copy.deepcopy(initial)
+    calls: list[GoldCall] = []
+    for step in steps:
+        b = step.tool.binding
+        assert b is not None
+        out = execute(world, b, state, step.arguments)
+        if not out.ok:
+            raise BlueprintFailure("gold_call_failed", f"{step.tool.name}({step.arguments}): {out.error[0]}: {out.error[1]}")
+        calls.append(GoldCall(tool=step.tool.name, tool_id=step.tool.tool_id, arguments=step.arguments, ok=True, result=out.result,
+                              patch=out.patch, executor="code", state_hash=content_id(state)))  # fmt: skip
+        state = apply_patch(state, out.patch)
+    return calls, state
+
+
+def sample_blueprint(world: World, tools: list[ToolSpec], difficulty: str, seed: int, records: tuple[int, int] = (3, 5)) -> Draft:
+    """A drafted, executed blueprint for one agent's bound tools, or BlueprintFailure."""
+    rng = random.Random(seed)
+    usable = bound_tools(world, tools)
+    if not usable and difficulty != "irrelevance":
+        raise BlueprintFailure("no_bound_tools", f"no tool of the bundle acts on world {world.domain!r}")
+    state = seed_state(world, seed, records)
+    rules = world.rules
+    writes = [t for t in usable if t.binding.action in ("create", "update", "delete")]
+
+    def one(pool: list[ToolSpec], s: dict[str, Any]) -> Draft:
+        for t in rng.sample(pool, len(pool)):
+            d = plan_call(world, t, s, rules, rng, seed)
+            if d is not None:
+                return d
+        raise BlueprintFailure("no_valid_call", f"no record of the world fits any of {[t.name for t in pool]}")
+
+    if difficulty in ("single_call", "error_recovery", "clarification"):
+        pool = writes if difficulty == "clarification" and writes else usable
+        d = one(pool, state)
+        if difficulty == "clarification":
+            movable = [k for k in d.facts if not k.endswith(" id") and k != world.collection(d.steps[0].tool.binding.collection).key.replace("_", " ")]
+            if not movable:
+                raise BlueprintFailure("nothing_to_withhold", f"{d.steps[0].tool.name} has no value the user could leave out")
+            hold = rng.choice(movable)
+            d.withheld[hold] = d.facts.pop(hold)
+            b, c = d.steps[0].tool.binding, world.collection(d.steps[0].tool.binding.collection)
+            if b.action == "create":
+                d.goal = f"create a new {c.entity} with " + ", ".join(f"{k} {v}" for k, v in d.facts.items())
+            else:  # an update: the user says what to change, not yet to what
+                d.goal = f"change the {hold.removeprefix('new ')} of {c.entity} {d.steps[0].arguments[b.key_param]}"
+    elif difficulty == "multi_call":
+        d = one(usable, state)
+        second = [t for t in usable if t is not d.steps[0].tool] or usable
+        after = apply_patch(state, execute(world, d.steps[0].tool.binding, state, d.steps[0].arguments).patch)
+        e = one(second, after)
+        if e.steps[0].arguments == d.steps[0].arguments and e.steps[0].tool is d.steps[0].tool:
+            raise BlueprintFailure("no_second_call", "the second call repeats the first")
+        d.steps += e.steps
+        d.facts.update({f"other {k}" if k in d.facts and d.facts[k] != v else k: v for k, v in e.facts.items()})
+        d.asked.update(e.asked)
+        d.goal = f"{d.goal}; and {e.goal}"
+    elif difficulty == "dependent_calls":
+        d = _dependent(world, usable, state, rng, seed)
+    elif difficulty == "refusal":
+        d = _refusal(world, usable, state, rules, rng)
+    elif difficulty == "irrelevance":
+        d = _irrelevance(world, usable, state, rng)
+    else:
+        raise BlueprintFailure("unknown_difficulty", difficulty)
+    d.difficulty, d.initial = difficulty, state
+    d.calls, d.end_state = run_gold(world, d.steps, state)
+    for step, call in zip(d.steps, d.calls, strict=True):
+        if step.tool.binding.action == "create":  # the user wants to know the id the new record got
+            c = world.collection(step.tool.binding.collection)
+            d.asked[f"id of the new {c.entity}"] = call.result[c.key]
+    return d
+
+
+def _dependent(world: World, usable: list[ToolSpec], state: dict[str, Any], rng: random.Random, seed: int) -> Draft:
+    """A chain where the first call's output feeds the second: a list whose result names the
+    record a get/update/delete then acts on, or a get whose reference field names the record
+    of another collection the next get reads."""
+    options = []
+    for first in usable:
+        b = first.binding
+        for second in usable:
+            sb = second.binding
+            if b.action == "list" and sb.action in ("get", "update", "delete") and sb.collection == b.collection and second is not first:
+                options.append((first, second))
+            if b.action == "get" and sb.action == "get" and sb.collection != b.collection:
+                c = world.collection(b.collection)
+                if any(f.ref == sb.collection for f in c.fields):
+                    options.append((first, second))
+    rng.shuffle(options)
+    for first, second in options:
+        d = plan_call(world, first, state, world.rules, rng, seed)
+        if d is None:
+            continue
+        out = execute(world, first.binding, state, d.steps[0].arguments)
+        c1 = world.collection(first.binding.collection)
+        if first.binding.action == "list":
+            hits = out.result.get(c1.name, [])
+            if len(hits) != 1:
+                continue  # the user means the one record the filter finds; several would make the task ambiguous
+            key = hits[0][c1.key]
+        else:
+            ref = next(f for f in c1.fields if f.ref == second.binding.collection)
+            key = out.result[ref.name]
+        c2 = world.collection(second.binding.collection)
+        e = plan_call(world, second, state, world.rules, rng, seed, key=key)
+        if e is None:
+            continue
+        d.steps += e.steps
+        hidden = c2.key.replace("_", " ")
+        d.asked = dict(e.asked)  # the first call's result is a means, what the second finds is the goal
+        d.facts.update({k: v for k, v in e.facts.items() if k != hidden})  # the chain finds the key: the user does not know it
+        if first.binding.action == "get" and e.wants:
+            d.goal = f"know the {' and '.join(e.wants)} of the {c2.entity} of {c1.entity} {d.steps[0].arguments[first.binding.key_param]}"
+        else:
+            d.goal = f"find the {c1.entity} whose {d.filter_text}, then {e.goal.replace(f'{c2.entity} {key}', f'that {c2.entity}')}"
+        return d
+    raise BlueprintFailure("no_chain", "no pair of the bundle's tools where one call's output feeds the next on this world")
+
+
+def _refusal(world: World, usable: list[ToolSpec], state: dict[str, Any], rules: list[PolicyRule], rng: random.Random) -> Draft:
+    """The user asks for a change the rules forbid on a record that is in the forbidden state:
+    the gold chain changes nothing (a lookup is allowed)."""
+    for rule in rng.sample(rules, len(rules)):
+        if rule.kind != "forbid":
+            continue
+        tool = next((t for t in usable if t.binding.collection == rule.collection and t.binding.action == rule.action), None)
+        c = world.collection(rule.collection)
+        if tool is None or c is None:
+            continue
+        hit = [r for r in state.get(c.name, []) if str(r.get(rule.field)) in rule.values]
+        if not hit:
+            continue
+        record = rng.choice(hit)
+        key = record[c.key]
+        d = Draft("refusal", state, [], rule=rule)
+        d.facts[c.key.replace("_", " ")] = key
+        # the agent has to find out why: saying the state that forbids it is the answer a user can check
+        d.asked[f"why {key} cannot be changed ({rule.field})"] = str(record.get(rule.field))
+        if rule.action == "delete":
+            d.goal = f"delete {c.entity} {key}"
+        else:
+            editable = [p for p, f in tool.binding.params.items() if f != rule.field] or list(tool.binding.params)
+            if not editable:
+                continue
+            f = next(x for x in c.fields if x.name == tool.binding.params[editable[0]])
+            value = rng.choice([v for v in f.enum if v != record.get(f.name)]) if f.enum else "a new value"
+            d.facts[f"new {f.name.replace('_', ' ')}"] = _spoken(value)
+            d.goal = f"set the {f.name.replace('_', ' ')} of {c.entity} {key} to {value}"
+        return d
+    raise BlueprintFailure("no_forbidden_case", "no rule of the world forbids an action the bundle has, on a record of the world")
+
+
+def _irrelevance(world: World, usable: list[ToolSpec], state: dict[str, Any], rng: random.Random) -> Draft:
+    """The user asks for an action on a collection that no tool of the bundle serves."""
+    served = {(t.binding.collection, t.binding.action) for t in usable}
+    wishes = [(c, a) for c in world.collections for a in ("delete", "create") if (c.name, a) not in served and state.get(c.name)]
+    if not wishes:
+        raise BlueprintFailure("no_unserved_action", "every action the user could ask for has a tool")
+    c, action = rng.choice(wishes)
+    record = rng.choice(state[c.name])
+    d = Draft("irrelevance", state, [])
+    if action == "delete":
+        d.facts[c.key.replace("_", " ")] = record[c.key]
+        d.goal = f"delete {c.entity} {record[c.key]}"
+    else:
+        d.goal = f"create a new {c.entity}"
+    return d
+
+
+# --------------------------------------------------------------------------- the rubric, from execution
+
+
+def rubric_from(world: World, d: Draft) -> Rubric:
+    criteria: list[Criterion] = []
+
+    def cid() -> str:
+        return f"c{len(criteria) + 1}"
+
+    touched: list[str] = []
+    for c in world.collections:
+        before = {r[c.key]: r for r in d.initial.get(c.name, [])}
+        after = {r[c.key]: r for r in d.end_state.get(c.name, [])}
+        changed = [k for k in after if before.get(k) != after[k]] + [k for k in before if k not in after]
+        if not changed:
+            continue
+        touched.append(c.name)
+        for k in changed:
+            if k not in after:
+                criteria.append(Criterion(criterion_id=cid(), kind="state", collection=c.name, key=k, key_field=c.key, op="absent",
+                                          description=f"{c.entity} {k} is deleted"))  # fmt: skip
+            else:
+                what = "is created as" if k not in before else "ends as"
+                diff = {f: v for f, v in after[k].items() if before.get(k, {}).get(f) != v}
+                criteria.append(Criterion(criterion_id=cid(), kind="state", collection=c.name, key=k, key_field=c.key, op="equals", value=after[k],
+                                          description=f"{c.entity} {k} {what} " + ", ".join(f"{f}={v}" for f, v in diff.items())))  # fmt: skip
+        criteria.append(Criterion(criterion_id=cid(), kind="state", collection=c.name, key_field=c.key, op="unchanged_except", value=changed,
+                                  description=f"no other {c.entity} changed, and none was added"))  # fmt: skip
+    if not touched:  # reads, refusals, irrelevance: the world must end as it began
+        for c in world.collections:
+            criteria.append(Criterion(criterion_id=cid(), kind="state", collection=c.name, key_field=c.key, op="unchanged_except", value=[],
+                                      description=f"no {c.entity} changed, and none was added or deleted"))  # fmt: skip
+    for what, value in d.asked.items():
+        criteria.append(Criterion(criterion_id=cid(), kind="answer", contains=[value], description=f"tells the user the {what}: {value}"))
+    if all(s.tool.binding.action in ("get", "list") for s in d.steps):
+        # a read changes nothing, so only the call shows it was made: the exact record asked for
+        for s in d.steps:
+            key_args = {k: v for k, v in s.arguments.items() if k == s.tool.binding.key_param or s.tool.binding.action == "list"}
+            criteria.append(Criterion(criterion_id=cid(), kind="call", tool=s.tool.name, arguments=key_args,
+                                      description=f"calls {s.tool.name} with {key_args}"))  # fmt: skip
+    for k, v in d.withheld.items():
+        s = next((s for s in d.steps if v in map(str, s.arguments.values())), d.steps[0])
+        param = next((p for p, a in s.arguments.items() if str(a) == v), None)
+        criteria.append(Criterion(criterion_id=cid(), kind="call", tool=s.tool.name, arguments={param: s.arguments[param]} if param else {},
+                                  after_user_gives=v, description=f"asks for the {k} before calling {s.tool.name} with it"))  # fmt: skip
+    if d.rule is not None:
+        criteria.append(Criterion(criterion_id=cid(), kind="judge", description=f"declines, citing the rule: {d.rule.text}"))
+    checkpoints = [f"{s.tool.name}({s.arguments})" for s in d.steps]
+    return Rubric(criteria=criteria, expected_tool_pattern=[s.tool.name for s in d.steps], checkpoints=checkpoints)
+
+
+def blueprint_record(d: Draft, request_source: str, problems: list[str]) -> Blueprint:
+    touched = sorted({c for c in d.initial if d.initial.get(c) != d.end_state.get(c)})
+    return Blueprint(calls=d.calls, end_state=d.end_state, touched=touched, asked=d.asked, withheld=d.withheld,
+                     rule_id=d.rule.rule_id if d.rule else None, request_source=request_source, request_problems=problems)  # fmt: skip

@@ -1,0 +1,149 @@
+"""Executing a bound tool call on a JSON world, by code: the result, the JSON Patch and the
+errors a real back end gives (an unknown id, a duplicate of a unique value, a value outside
+an enum, a transition the rules forbid, a reference to nothing, deleting a record others
+still reference). Nothing here calls a model, so the same call on the same state always
+has the same effect: task writing executes gold calls with it, rollouts the agent's calls.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from worldsmith.records import CollectionSpec, FieldSpec, ToolBinding, World
+from worldsmith.vocab import error_content
+from worldsmith.world.seed import next_key
+
+MAX_LIST = 20  # a list call returns at most this many records, as paged APIs do
+
+
+@dataclass
+class Execution:
+    ok: bool
+    result: Any = None  # what the tool returns (JSON)
+    patch: list[dict[str, Any]] = field(default_factory=list)
+    error: tuple[str, str] | None = None  # (code, message)
+
+    @property
+    def content(self) -> str:
+        """The tool message the agent reads."""
+        import json
+
+        return error_content(*self.error) if self.error else json.dumps(self.result, ensure_ascii=False)
+
+
+def _fail(code: str, message: str) -> Execution:
+    return Execution(False, error=(code, message))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, str) and isinstance(b, str):
+        return a.strip().lower() == b.strip().lower()
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return float(a) == float(b)
+    return a == b
+
+
+def find(c: CollectionSpec, records: list[dict[str, Any]], key: Any) -> int | None:
+    """The index of the record whose key is `key` (case and spacing ignored), or None."""
+    return next((i for i, r in enumerate(records) if _same(r.get(c.key), key)), None)
+
+
+def _check_value(world: World, c: CollectionSpec, f: FieldSpec, value: Any, state: dict[str, Any]) -> Execution | None:
+    if f.enum and value not in f.enum:
+        return _fail("invalid_value", f"{f.name} must be one of {', '.join(f.enum)}; got {value!r}")
+    if f.ref is not None:
+        target = world.collection(f.ref)
+        if target is not None and find(target, state.get(f.ref, []), value) is None:
+            return _fail("invalid_reference", f"{f.name} {value!r} does not name an existing {target.entity}")
+    return None
+
+
+def _check_unique(c: CollectionSpec, f: FieldSpec, value: Any, records: list[dict[str, Any]], skip: int | None) -> Execution | None:
+    if f.unique and any(i != skip and _same(r.get(f.name), value) for i, r in enumerate(records)):
+        return _fail("conflict", f"a {c.entity} with {f.name} {value!r} already exists")
+    return None
+
+
+def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments: dict[str, Any]) -> Execution:
+    """Run one call of a bound tool on `state` (not changed: the patch says what would)."""
+    c = world.collection(binding.collection)
+    if c is None:
+        return _fail("internal_error", f"no collection {binding.collection!r} in this world")
+    records: list[dict[str, Any]] = state.get(c.name, [])
+    fields = {f.name: f for f in c.fields}
+    values = {fname: arguments[p] for p, fname in binding.params.items() if p in arguments}
+    values.update(binding.fixed)
+    action = binding.action
+
+    if action == "list":
+        hits = [r for r in records if all(_same(r.get(k), v) for k, v in values.items())]
+        return Execution(True, {c.name: hits[:MAX_LIST], "count": len(hits)})
+
+    if action == "create":
+        for fname, f in fields.items():
+            if fname not in values:
+                values[fname] = _default(world, f)
+            problem = _check_value(world, c, f, values[fname], state) or _check_unique(c, f, values[fname], records, None)
+            if problem:
+                return problem
+        record = {c.key: next_key(c, records), **{f: values[f] for f in fields}}
+        return Execution(True, record, [{"op": "add", "path": f"/{_escape(c.name)}/-", "value": record}])
+
+    key = arguments.get(binding.key_param or c.key)
+    at = find(c, records, key)
+    if at is None:
+        return _fail("not_found", f"no {c.entity} with {c.key} {key!r}")
+    record = records[at]
+    if action == "get":
+        return Execution(True, record)
+    if action == "delete":
+        for other in world.collections:
+            users = [f.name for f in other.fields if f.ref == c.name]
+            n = sum(1 for r in state.get(other.name, []) for u in users if _same(r.get(u), record[c.key]))
+            if n:
+                return _fail("conflict", f"{c.entity} {record[c.key]} is still referenced by {n} {other.name}")
+        return Execution(True, {"deleted": record[c.key]}, [{"op": "remove", "path": f"/{_escape(c.name)}/{at}"}])
+    if action == "update":
+        patch, new = [], dict(record)
+        for fname, value in values.items():
+            f = fields.get(fname)
+            if f is None:
+                continue
+            problem = _check_value(world, c, f, value, state) or _check_unique(c, f, value, records, at)
+            if problem:
+                return problem
+            flow = c.transitions.get(fname)
+            if flow is not None and not _same(record.get(fname), value) and value not in flow.get(str(record.get(fname)), []):
+                allowed = flow.get(str(record.get(fname)), [])
+                return _fail("transition_not_allowed", f"{c.entity} {record[c.key]} is {record.get(fname)}: its {fname} cannot become {value}"
+                             + (f" (it can become {', '.join(allowed)})" if allowed else " (no change is allowed from there)"))  # fmt: skip
+            if not _same(record.get(fname), value):
+                new[fname] = value
+                patch.append({"op": "replace", "path": f"/{_escape(c.name)}/{at}/{_escape(fname)}", "value": value})
+        return Execution(True, new, patch)
+    return _fail("internal_error", f"action {action!r} is not executed by code")
+
+
+def _default(world: World, f: FieldSpec) -> Any:
+    """What a created record holds for a field the call did not set."""
+    if f.enum:
+        return f.enum[0]
+    if f.format == "date":
+        return world.today
+    if f.type == "boolean":
+        return False
+    if f.type in ("integer", "number"):
+        return 0
+    return ""
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def today(world: World) -> dt.date:
+    return dt.date.fromisoformat(world.today)

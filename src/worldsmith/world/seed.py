@@ -1,0 +1,112 @@
+"""Worlds seeded by code: a task's initial state drawn from its world schema with Faker
+(names, emails, phones, addresses, companies, dates, amounts), seeded so the same task seed
+gives the same world. References point at keys that exist; every collection gets several
+records, so the records a task does not touch are its distractors (they must stay as they are).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from typing import Any
+
+from faker import Faker
+
+from worldsmith.records import CollectionSpec, FieldSpec, World
+from worldsmith.world.schema import seeding_order
+
+PRODUCTS = ("kettle", "desk lamp", "backpack", "monitor", "headphones", "coffee grinder", "rain jacket", "office chair", "blender",
+            "keyboard", "water bottle", "router", "notebook", "travel mug", "bike helmet", "phone case", "yoga mat", "toaster")  # fmt: skip
+PHRASES = ("Refund for a damaged item", "Wrong size delivered", "Login does not work", "Invoice shows the wrong amount",
+           "Package arrived late", "Change the delivery address", "Question about the warranty", "Cancel the extra charge",
+           "Upgrade to the yearly plan", "Reset the account password", "Missing part in the box", "Double charge on the card")  # fmt: skip
+LABELS = ("alpha", "harbor", "ledger", "orbit", "maple", "summit", "delta", "cobalt", "atlas", "juniper", "pioneer", "beacon",
+          "granite", "meadow", "falcon", "lumen", "nova", "quartz")  # fmt: skip
+ADJECTIVES = ("blue", "compact", "wireless", "steel", "large", "classic", "red", "portable", "bamboo", "silver", "quiet", "family")
+
+
+def key_of(c: CollectionSpec, record: dict[str, Any]) -> Any:
+    return record.get(c.key)
+
+
+def next_key(c: CollectionSpec, records: list[dict[str, Any]]) -> str:
+    """The key the next created record gets: one past the highest number used (deterministic)."""
+    numbers = []
+    for r in records:
+        tail = str(r.get(c.key, "")).rsplit("-", 1)[-1]
+        if tail.isdigit():
+            numbers.append(int(tail))
+    return f"{c.id_prefix}-{max(numbers, default=1000) + 1}"
+
+
+def _value(f: FieldSpec, fake: Faker, rng: random.Random, today: dt.date, keys: dict[str, list[str]], index: int) -> Any:
+    if f.ref is not None:
+        return rng.choice(keys[f.ref])
+    if f.type == "boolean":
+        return rng.random() < 0.5
+    fmt = f.format
+    if f.type == "integer" or fmt == "quantity":
+        return rng.randint(1, 12) if fmt == "quantity" else rng.randint(1, 500)
+    if f.type == "number" or fmt in ("money", "percent"):
+        return round(rng.uniform(5, 900), 2) if fmt != "percent" else round(rng.uniform(0, 100), 1)
+    if fmt == "person_name":
+        return fake.name()
+    if fmt == "email":
+        return f"{fake.user_name()}{index}@{fake.free_email_domain()}"
+    if fmt == "phone":
+        return fake.numerify("+1-###-###-####")
+    if fmt == "address":
+        return fake.street_address()
+    if fmt == "city":
+        return fake.city()
+    if fmt == "country":
+        return fake.country()
+    if fmt == "company":
+        return fake.company()
+    if fmt == "product":
+        return f"{rng.choice(ADJECTIVES)} {rng.choice(PRODUCTS)}"
+    if fmt == "date":
+        return (today + dt.timedelta(days=rng.randint(-90, 60))).isoformat()
+    if fmt == "datetime":
+        return dt.datetime.combine(today + dt.timedelta(days=rng.randint(-90, 60)), dt.time(rng.randint(8, 19), rng.choice((0, 15, 30, 45)))).isoformat()
+    if fmt == "time":
+        return f"{rng.randint(8, 19):02d}:{rng.choice((0, 15, 30, 45)):02d}"
+    if fmt == "url":
+        return fake.url()
+    if fmt == "code":
+        return fake.bothify("??-####").upper()
+    if fmt == "sentence":
+        return rng.choice(PHRASES)
+    if fmt == "label":
+        return f"{rng.choice(LABELS)}-{rng.choice(LABELS)}"
+    return fake.word() if f.name not in ("name", "title") else f"{rng.choice(ADJECTIVES)} {rng.choice(PRODUCTS)}"
+
+
+def seed_state(world: World, seed: int, records: tuple[int, int] = (3, 5)) -> dict[str, list[dict[str, Any]]]:
+    """A world state for `world`: between records[0] and records[1] records per collection."""
+    rng = random.Random(seed)
+    fake = Faker("en_US")
+    fake.seed_instance(seed)
+    today = dt.date.fromisoformat(world.today)
+    state: dict[str, list[dict[str, Any]]] = {}
+    keys: dict[str, list[str]] = {}
+    for c in seeding_order(world):
+        start = rng.randint(10, 89) * 100
+        rows = []
+        seen: dict[str, set[Any]] = {f.name: set() for f in c.fields if f.unique}
+        n = rng.randint(*records)
+        # every enum value shows up (a refusal task needs a record in a final state), in a seeded order
+        enums = {f.name: rng.sample(f.enum * (n // len(f.enum) + 1), n) for f in c.fields if f.enum}
+        for i in range(n):
+            row: dict[str, Any] = {c.key: f"{c.id_prefix}-{start + i + 1}"}
+            for f in c.fields:
+                value = enums[f.name][i] if f.enum else _value(f, fake, rng, today, keys, i)
+                while f.unique and value in seen[f.name]:
+                    value = f"{value}{rng.randint(2, 9)}"
+                if f.unique:
+                    seen[f.name].add(value)
+                row[f.name] = value
+            rows.append(row)
+        state[c.name] = rows
+        keys[c.name] = [r[c.key] for r in rows]
+    return {c.name: state[c.name] for c in world.collections}
