@@ -90,6 +90,8 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
             problem = _check_value(world, c, f, values[fname], state) or _check_unique(c, f, values[fname], records, None)
             if problem:
                 return problem
+            if fname in c.transitions and values[fname] != _default(world, f):  # a lifecycle starts at its first state
+                return _fail("invalid_value", f"a new {c.entity} starts with {fname} {_default(world, f)}, not {values[fname]!r}")
         record = {c.key: next_key(c, records), **{f: values[f] for f in fields}}
         return Execution(True, record, [{"op": "add", "path": f"/{_escape(c.name)}/-", "value": record}])
 

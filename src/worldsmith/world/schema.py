@@ -26,7 +26,12 @@ def snake(text: str, max_len: int = 40) -> str:
     return out if out and out[0].isalpha() else f"x_{out}" if out else "items"
 
 
+UNCOUNTED = ("status", "news", "series", "species", "analysis", "basis", "bus", "campus", "census", "chassis", "corpus", "gas", "lens")
+
+
 def singular(plural: str) -> str:
+    if plural.endswith(UNCOUNTED) or plural.endswith(("us", "is")):
+        return plural
     for tail, repl in (("ies", "y"), ("sses", "ss"), ("ches", "ch"), ("shes", "sh"), ("xes", "x")):
         if plural.endswith(tail) and len(plural) > len(tail) + 1:
             return plural[: -len(tail)] + repl
@@ -120,12 +125,14 @@ def world_from_design(domain: Domain, design: dict[str, Any], today: str) -> tup
             values = list(dict.fromkeys(v.strip().lower() for v in f["values"] if v.strip()))
             if values and (f["type"] != "string" or len(values) < 2 or any(not SNAKE.match(v) for v in values)):
                 return None, f"{c['name']}.{name}: enum values {f['values']} must be 2+ distinct snake_case strings of a string field"
+            if ref is not None and values:
+                return None, f"{c['name']}.{name}: a reference holds another record's key, so it cannot also list values"
             if ref is not None and f["type"] != "string":
                 return None, f"{c['name']}.{name}: a reference holds a key, so its type must be string"
             fmt = "code" if ref else ("text" if values else f["format"])
             fields.append(FieldSpec(name=name, type=f["type"], format=fmt, enum=values, ref=ref, unique=fmt == "email"))
         transitions: dict[str, dict[str, list[str]]] = {}
-        status = next((f for f in fields if f.enum), None)
+        status = next((f for f in fields if f.enum and f.name in ("status", "state")), None) or next((f for f in fields if f.enum), None)
         for step in c["status_flow"]:
             a, b = step["from"].strip().lower(), step["to"].strip().lower()
             if status is None:
@@ -213,12 +220,17 @@ LIFECYCLES: dict[str, tuple[list[str], dict[str, list[str]]]] = {
 }  # fmt: skip
 
 
+def _is(entity: str, words: tuple[str, ...]) -> bool:
+    """Whether a word of the entity's name starts with one of `words` (reagent is not an agent)."""
+    return any(part.startswith(w) for part in entity.split("_") for w in words)
+
+
 def _kind(entity: str) -> str:
-    if any(w in entity for w in PEOPLE):
+    if _is(entity, PEOPLE):
         return "person"
-    if any(w in entity for w in TRANSACTIONS):
+    if _is(entity, TRANSACTIONS):
         return "transaction"
-    if any(w in entity for w in ASSETS):
+    if _is(entity, ASSETS):
         return "asset"
     return "item"
 
@@ -241,15 +253,15 @@ def derive_world(domain: Domain, today: str, problem: str | None = None) -> Worl
             transitions: dict[str, dict[str, list[str]]] = {}
         else:
             values, flow = LIFECYCLES["transaction" if kind == "transaction" else "asset" if kind == "asset" else "item"]
-            prose = kind == "transaction" and any(w in entity for w in ("ticket", "issue", "incident", "case", "request", "task", "job", "claim"))
-            goods = any(w in entity for w in GOODS)
+            prose = kind == "transaction" and _is(entity, ("ticket", "issue", "incident", "case", "request", "task", "job", "claim"))
+            goods = _is(entity, GOODS)
             fields = [FieldSpec(name="title" if kind == "transaction" else "name",
                                 format="sentence" if prose else "product" if kind == "transaction" or goods else "label")]  # fmt: skip
             # transactions name who and what they are about; assets whom they belong to; items stand alone
             for target in ((person, item) if kind == "transaction" else (person,) if kind == "asset" else ()):
                 if target is not None and target != name:
                     fields.append(FieldSpec(name=f"{singular(target)}_id", format="code", ref=target))
-            if kind == "transaction" and any(w in entity for w in MONEY):
+            if kind == "transaction" and _is(entity, MONEY):
                 fields.append(FieldSpec(name="amount", type="number", format="money"))
             elif kind == "transaction":
                 fields.append(FieldSpec(name="priority", enum=["low", "normal", "high"]))

@@ -96,7 +96,9 @@ def seed_state(world: World, seed: int, records: tuple[int, int] = (3, 5)) -> di
         seen: dict[str, set[Any]] = {f.name: set() for f in c.fields if f.unique}
         n = rng.randint(*records)
         # every enum value shows up (a refusal task needs a record in a final state), in a seeded order
-        enums = {f.name: rng.sample(f.enum * (n // len(f.enum) + 1), n) for f in c.fields if f.enum}
+        enums = {f.name: [f.enum[i % len(f.enum)] for i in range(n)] for f in c.fields if f.enum}
+        for values in enums.values():
+            rng.shuffle(values)
         for i in range(n):
             row: dict[str, Any] = {c.key: f"{c.id_prefix}-{start + i + 1}"}
             for f in c.fields:
