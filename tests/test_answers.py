@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from hack_precision import trajectory
 
-from worldsmith.judge.answers import agent_texts, mentions, values_in
+from worldsmith.answers import agent_texts, mentions, values_in
 
 
 def passed(value, *texts: str) -> bool:

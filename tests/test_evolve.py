@@ -1,86 +1,172 @@
-"""Evolution against the real embedded server: valid specs with lineage; resumable."""
+"""The worlds and tools stages: domains, a world per domain (designed and validated, or derived),
+tools designed against it whose every call code can execute, evolution with lineage; resumable.
+With a scripted model (every branch on purpose) and against the real embedded server."""
 
 from __future__ import annotations
+
+import random
 
 import pytest
 
 from conftest import llm_config
-from worldsmith.config import PipelineConfig
+from test_rollouts import PROMPTS, ScriptedClient
+from worlds import scripted_context
+from worldsmith.config import PipelineConfig, validate_config
 from worldsmith.context import RunContext
 from worldsmith.llm import Prompts
-from worldsmith.records import Domain, Rejection, ToolSpec
-from worldsmith.tools.evolve import design_to_spec, load_taxonomy, snake
-from worldsmith.toolspec import check_spec, to_openai_tool
-from worldsmith.tools.stage import run as run_tools
+from worldsmith.records import Domain, Rejection, ToolSpec, World
 from worldsmith.store import RunStore
+from worldsmith.tasks.blueprint import plan_call
+from worldsmith.tools.evolve import _named
+from worldsmith.tools.stage import run as run_tools
+from worldsmith.toolspec import check_spec
+from worldsmith.world.execute import execute
+from worldsmith.world.schema import derive_world, world_problem
+from worldsmith.world.seed import seed_state
+from worldsmith.worlds.stage import load_taxonomy, usable_entities
+from worldsmith.worlds.stage import run as run_worlds
 
 
-def test_snake_names():
-    assert snake("Cancel Order!") == "cancel_order"
-    assert snake("2fa reset") == "t_2fa_reset"
-    assert snake("***") == "unnamed"
-
-
-def test_design_to_spec_builds_valid_schemas_and_annotations():
-    domain = Domain(domain_id="d", category="travel", name="hotel booking", description="Hotels.", entities=["bookings", "rooms"])
-    design = {
-        "name": "Cancel Booking", "description": "Cancel a hotel booking that has not started yet.",
-        "parameters": [{"name": "booking id", "type": "string", "description": "the booking", "required": True},
-                       {"name": "reason", "type": "array", "description": "why", "required": False},
-                       {"name": "booking_id", "type": "integer", "description": "dup", "required": False}],
-        "outputs": [{"name": "status", "type": "string", "description": "new status"}],
-        "read_only": True, "destructive": True, "reads": ["bookings"], "writes": ["bookings"],
-    }  # fmt: skip
-    spec = design_to_spec(design, category="travel", domain=domain, request_id="r", parent_id="p", operator="specialize")
-    assert check_spec(spec) is None
-    assert spec.name == "cancel_booking"
-    assert spec.input_schema["required"] == ["booking_id"] and spec.input_schema["properties"]["reason"]["items"] == {"type": "string"}
-    # it writes bookings, so it is not read-only, whatever the model said
-    assert spec.annotations["readOnlyHint"] is False and spec.annotations["destructiveHint"] is True
-    assert (spec.parent_id, spec.operator, spec.source) == ("p", "specialize", "evolved")
-    assert to_openai_tool(spec)["function"]["name"] == "cancel_booking"
-
-
-def test_taxonomy_loads(project_root):
+def test_taxonomy_loads_with_fallback_entities(project_root):
     cats = load_taxonomy(project_root / "tool_specs" / "taxonomy.yaml")
     assert len(cats) >= 8 and {"travel", "e_commerce", "healthcare", "robot_control"} <= {c["name"] for c in cats}
+    assert all(len(c["entities"]) >= 3 for c in cats)  # every category can give a domain a world
+
+
+def test_the_models_entities_are_kept_only_when_they_read_as_collections():
+    assert usable_entities(["Orders", "customer accounts", "Refunds"], ["x", "y"]) == ["orders", "customer accounts", "refunds"]
+    # one usable name is not a world; nonsense and singular concepts are not collections
+    assert usable_entities(["Sociajali-nella", "finance", "orders"], ["customers", "orders"]) == ["customers", "orders"]
+    assert usable_entities(["cron-autorizativa-lombardo"], []) == []
+
+
+def test_a_tool_text_is_the_models_only_when_it_fits_its_binding():
+    world = derive_world(Domain(domain_id="d", category="e_commerce", name="shop", description="", entities=["customers", "orders"]),
+                         "2026-03-02")  # fmt: skip
+    update = next(b for b in __import__("worldsmith.world.bindings", fromlist=["plan_bindings"]).plan_bindings(world, 2)
+                  if b.action == "update")  # fmt: skip
+    good = {"name": "update_order_status", "description": "Change the status of an order, given its order_id and the new status."}
+    assert _named(world, update, good) == ("update_order_status", good["description"], "llm")
+    for bad in (
+        {"name": "getissue", "description": "Update the status of an order by order_id."},  # another action's verb
+        {"name": "update_order_state", "description": "Returns the order using the fetch hook from https://s3.aws"},  # an invented back end
+        {"name": "update_order", "description": "Change an order by its order_id."},  # never says what it sets (status)
+        {"name": "changeaccount", "description": "Change an account status by order_id and status."},  # not about orders
+    ):
+        name, _, by = _named(world, update, bad)
+        assert (name, by) == ("update_order_status", "code"), bad
+
+
+DESIGN = {"collections": [
+    {"name": "customers", "fields": [{"name": "full_name", "type": "string", "format": "person_name", "values": [], "references": ""},
+                                     {"name": "email", "type": "string", "format": "email", "values": [], "references": ""}],
+     "status_flow": []},
+    {"name": "orders", "fields": [{"name": "customer_id", "type": "string", "format": "code", "values": [], "references": "customers"},
+                                  {"name": "total", "type": "number", "format": "money", "values": [], "references": ""},
+                                  {"name": "status", "type": "string", "format": "text", "values": ["placed", "shipped", "cancelled"],
+                                   "references": ""}],
+     "status_flow": [{"from": "placed", "to": "shipped"}, {"from": "placed", "to": "cancelled"}]},
+]}  # fmt: skip
+
+
+def _ctx(tmp_path, client, project_root, **over):
+    cfg = validate_config({"worlds": {"taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"), "categories": 1, "domains_per_category": 2},
+                           "tools": {"snapshot_dir": str(tmp_path / "no-snapshot"), "evolve": {"tools_per_domain": 4, "evolutions_per_tool": 1}},
+                           **over})  # fmt: skip
+    return scripted_context(client, cfg=cfg, root=project_root, run_id="evo", store=RunStore(tmp_path, "evo"), prompts=PROMPTS)
+
+
+def test_worlds_and_tools_with_a_scripted_model(tmp_path, project_root):
+    domains = {"domains": [{"name": "Online shop", "description": "orders of a web shop", "entities": ["customers", "orders"]},
+                           {"name": "Parcel desk", "description": "parcels and couriers", "entities": ["Zzq!", "x"]}]}  # fmt: skip
+    orders = DESIGN["collections"][1]
+    bad = {"collections": [{**orders, "fields": [{**orders["fields"][1], "name": "Order Total"}, orders["fields"][2]]}]}
+    def answer(messages):  # calls run concurrently: answer by what is asked
+        text = messages[-1]["content"]
+        return domains if "Propose" in text else DESIGN if "Online shop" in text else bad
+
+    client = ScriptedClient(tool_evolver=answer)
+    ctx = _ctx(tmp_path, client, project_root)
+    counts = run_worlds(ctx)
+    assert (counts["domains"], counts["worlds"], counts["designed"], counts["derived"], counts["designs_refused"]) == (2, 2, 1, 1, 1)
+    by_domain = {w.domain: w for w in ctx.store.read(World)}
+    shop, desk = by_domain["Online shop"], by_domain["Parcel desk"]
+    assert shop.source == "llm" and [c.name for c in shop.collections] == ["customers", "orders"]
+    assert shop.collection("orders").transitions["status"] == {"placed": ["shipped", "cancelled"], "shipped": [], "cancelled": []}
+    # the second domain's entities were nonsense: it fell back on the category's, and its design was refused with the reason
+    assert desk.source == "derived" and "not snake_case" in desk.problem
+    assert [c.name for c in desk.collections] == ["accounts", "orders", "positions", "watchlists"]
+    (refusal,) = [r for r in ctx.store.read(Rejection) if r.reason == "invalid_design"]
+    assert "Order Total" in refusal.detail
+
+    tools_counts = run_tools(ctx)  # naming: code (the default): no model call
+    evolved = [t for t in ctx.store.read(ToolSpec) if t.source == "evolved"]
+    # 4 tools a world; only updates and lists have a binding an operator can change (code naming skips the rest)
+    assert tools_counts["tools"] == 8 and len(evolved) == 8 + tools_counts["evolved"] and tools_counts["evolved"] >= 2
+    names = {(t.domain, t.name) for t in evolved if t.parent_id is None}
+    assert {("Online shop", "get_order"), ("Online shop", "update_order_status")} <= names
+    by_id = {t.tool_id: t for t in evolved}
+    for t in evolved:
+        assert check_spec(t) is None and t.binding is not None
+        if t.parent_id:  # lineage, and an operator that changed what the tool does
+            parent = by_id[t.parent_id]
+            assert t.operator in ctx.cfg.tools.evolve.operators and t.binding != parent.binding
+    # every designed tool runs on a seeded world of its own, by code
+    worlds = {w.world_id: w for w in ctx.store.read(World)}
+    ran = 0
+    for t in evolved:
+        world = worlds[t.binding.world_id]
+        state = seed_state(world, 3)
+        draft = plan_call(world, t, state, world.rules, random.Random(1), 1)
+        if draft is None:
+            continue
+        out = execute(world, t.binding, state, draft.steps[0].arguments)
+        assert out.ok, (t.name, draft.steps[0].arguments, out.error)
+        ran += 1
+    assert ran >= len(evolved) - 2
+    calls = client.usage.by_role["tool_evolver"].calls
+    run_worlds(ctx)
+    run_tools(ctx)
+    assert client.usage.by_role["tool_evolver"].calls == calls  # resumed: nothing asked again
+    assert len(ctx.store.read(ToolSpec)) == len(evolved)
+
+
+def test_a_failed_design_call_still_gives_the_domain_a_world(tmp_path, project_root):
+    from worldsmith.llm import LLMResult
+
+    domains = {"domains": [{"name": "Online shop", "description": "orders of a web shop", "entities": ["customers", "orders"]}]}
+    failed = LLMResult(ok=False, role="tool_evolver", model="m", endpoint="e", error="reply is not JSON", error_kind="parse", raw="{oops")
+    ctx = _ctx(tmp_path, ScriptedClient(tool_evolver=[domains, failed]), project_root, worlds={"taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"),
+               "categories": 1, "domains_per_category": 1})  # fmt: skip
+    counts = run_worlds(ctx)
+    (world,) = ctx.store.read(World)
+    assert counts["failed_calls"] == 1 and world.source == "derived" and world.problem == "design call failed: parse"
+    assert world_problem(world) is None
+    assert any(r.payload.get("raw") == "{oops" for r in ctx.store.read(Rejection))
 
 
 @pytest.mark.engine
-def test_evolution_against_the_embedded_server(tmp_path, project_root, llamacpp_server):
+def test_worlds_and_tools_against_the_embedded_server(tmp_path, project_root, llamacpp_server):
     cfg = PipelineConfig.model_validate({
         "run": {"seed": 7},
         "llm": llm_config(llamacpp_server.url, max_tokens=700, temperature=0.8, frequency_penalty=0.5).model_dump(),
-        "tools": {"snapshot_dir": str(tmp_path / "no-snapshot"), "taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"),
-                  "evolve": {"categories": 1, "domains_per_category": 2, "tools_per_domain": 2, "evolutions_per_tool": 1}},
+        "worlds": {"taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"), "categories": 1, "domains_per_category": 2},
+        "tools": {"snapshot_dir": str(tmp_path / "no-snapshot"), "evolve": {"naming": "llm", "tools_per_domain": 2, "evolutions_per_tool": 1}},
     })  # fmt: skip
     store = RunStore(tmp_path / "data", "evo")
     ctx = RunContext(cfg=cfg, root=project_root, run_id="evo", store=store, prompts=Prompts(project_root / "prompts"))
+    worlds_counts = run_worlds(ctx)
+    domains = store.read(Domain)
+    worlds = store.read(World)
+    assert domains and all(d.category == "financial_trading" for d in domains)
+    assert worlds_counts["worlds"] == len(domains) == len(worlds)  # every domain has a world, designed or derived
+    assert all(world_problem(w) is None for w in worlds)
     counts = run_tools(ctx)
     tools = store.read(ToolSpec)
-    domains = store.read(Domain)
-    assert domains and all(d.category == "financial_trading" for d in domains)
-    assert counts["tools"] + counts["evolved"] == len(tools) >= 1
+    assert counts["tools"] + counts["evolved"] == len(tools) >= 2
     for t in tools:
-        assert check_spec(t) is None
-        assert t.source == "evolved" and t.domain in {d.name for d in domains} and t.category == "financial_trading"
-    by_id = {t.tool_id: t for t in tools}
-    for t in tools:
-        if t.parent_id:
-            assert t.parent_id in by_id and t.operator in cfg.tools.evolve.operators
-    # every failed call is recorded with its reason, not dropped
-    failed_calls = store.read(Rejection)
-    assert counts["failed_calls"] == sum(1 for r in failed_calls if r.kind == "llm_output")
-    # a re-run asks the model again only for the calls that failed (and for the evolutions
-    # of tools those calls now yield): nothing answered is asked twice
+        assert check_spec(t) is None and t.source == "evolved" and t.binding is not None
+        assert t.extra["named_by"] in ("llm", "code")
     calls_before = ctx.usage.by_role["tool_evolver"].calls
-    base_before = sum(1 for t in tools if t.parent_id is None)
-    again = run_tools(ctx)
-    retried = ctx.usage.by_role["tool_evolver"].calls - calls_before
-    base_after = sum(1 for t in store.read(ToolSpec) if t.parent_id is None)
-    new_domains = len(store.read(Domain)) - len(domains)
-    evo = cfg.tools.evolve
-    assert retried <= counts["failed_calls"] + new_domains * evo.tools_per_domain + (base_after - base_before) * evo.evolutions_per_tool
-    if counts["failed_calls"] == 0:
-        assert retried == 0
-    assert again["tools_total"] >= len(tools)
+    run_tools(ctx)
+    assert ctx.usage.by_role["tool_evolver"].calls == calls_before

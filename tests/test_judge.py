@@ -10,7 +10,8 @@ import pytest
 from test_rollouts import CANCEL_PATCH, PROMPTS, ScriptedClient, cfg, episode, run, user_says
 from worlds import cancel_task
 from worldsmith.config import JudgeConfig
-from worldsmith.judge.checks import check_criterion, fault_recovery
+from worldsmith.judge.checks import fault_recovery
+from worldsmith.rubric import check_criterion
 from worldsmith.judge.critic import critic_schema, critique, rubrics_for
 from worldsmith.judge.hacks import find_hacks
 from worldsmith.judge.stage import agreement, decide

@@ -44,6 +44,7 @@ class ScriptedClient:
         self.scripts = {role: list(s) if isinstance(s, list) else s for role, s in scripts.items()}
         self.usage = UsageMeter()
         self.calls: Counter[str] = Counter()
+        self.grammars: list = []  # the tools each agent step was allowed to call (grounded decoding)
 
     def metered(self, usage):
         usage.parent = self.usage
@@ -72,7 +73,13 @@ class ScriptedClient:
         self.usage.add(r)
         return r
 
-    async def tool_step(self, role, messages, tools, require_tool=False, seed=None):
+    def role(self, name):
+        from worldsmith.config import RoleConfig
+
+        return RoleConfig()
+
+    async def tool_step(self, role, messages, tools, require_tool=False, seed=None, grammar_tools=None):
+        self.grammars.append(grammar_tools)
         reply = self._next(role, messages)
         r = LLMResult(ok=True, role=role, model="scripted", endpoint="fake", completion_tokens=10)
         if isinstance(reply, LLMResult):

@@ -9,7 +9,7 @@ import pytest
 
 from worldsmith.records import Agent, Criterion, Rubric, Task, ToolSpec
 from worldsmith.rubric import arguments_match, check_state
-from worldsmith.tasks.stage import build_rubric, build_state, task_schema
+from worldsmith.tasks.freeform import build_rubric, build_state, task_schema
 from worldsmith.tasks.validate import validate_task
 
 
@@ -56,11 +56,26 @@ def test_a_good_task_passes():
         ([crit(kind="judge")], "single_call", "no_criteria"),
         ([], "single_call", "no_criteria"),
         ([crit(kind="call", tool="get_order", must=True)], "irrelevance", "irrelevance_calls"),
+        # met by an agent that calls nothing: only a must-not call, or only a phrase to say (judge hole: accepted before)
+        ([crit(kind="call", tool="delete_account", must=False)], "single_call", "passes_by_doing_nothing"),
+        ([crit(kind="answer", contains=["shipped"])], "single_call", "passes_by_doing_nothing"),
+        # a refusal is met by leaving the world as it is: a state criterion that needs a change cannot be its rubric
+        ([crit(kind="state", pointer="/orders/0/status", op="equals", value="cancelled")], "refusal", "nothing_changes_unmet"),
     ],
 )
 def test_each_kind_of_bad_task_is_caught(criteria, difficulty, reason):
     problem = validate_task(task(criteria, difficulty), TOOLS)
     assert problem is not None and problem[0] == reason, problem
+
+
+def test_a_task_whose_right_outcome_is_that_nothing_changes_is_valid():
+    """Refusal and irrelevance tasks (judge hole: refused before as already_satisfied or no_criteria): nothing-changed
+    guards are their state criteria, and an answer may say why."""
+    guards = [crit(kind="state", collection="orders", key_field="id", op="unchanged_except", value=[]),
+              crit(criterion_id="c2", kind="answer", contains=["shipped"])]  # fmt: skip
+    assert validate_task(task(guards, "refusal"), TOOLS) is None
+    assert validate_task(task(guards[:1], "irrelevance"), TOOLS) is None
+    assert validate_task(task(guards, "single_call"), TOOLS)[0] == "passes_by_doing_nothing"
 
 
 def test_oversize_state():
@@ -152,7 +167,8 @@ def test_agents_and_tasks_against_the_embedded_server(tmp_path, project_root, ll
         assert validate_task(t, TOOLS) is None
         assert all(c.tool in TOOLS for c in t.rubric.criteria if c.kind == "call")
     for r in rejected:
-        assert r.reason in {"unknown_tool", "invalid_arguments", "bad_pointer", "already_satisfied", "no_criteria", "irrelevance_calls", "oversize_state"}
+        assert r.reason in {"unknown_tool", "invalid_arguments", "bad_pointer", "already_satisfied", "no_criteria", "irrelevance_calls", "oversize_state",
+                            "passes_by_doing_nothing"}
         assert r.detail and r.payload["task"]
 
 

@@ -94,7 +94,14 @@ class RoleConfig(Strict):
     frequency_penalty: Annotated[float, Field(ge=-2, le=2)] = 0.0  # >0 curbs a small model's loops
     seed: int | None = None
     tool_call_mode: Literal["native", "constrained"] = "constrained"
+    # agent, constrained mode: key arguments only among the keys the conversation has shown (auto: on when constrained)
+    grounding: Literal["auto", "on", "off"] = "auto"
+    parallel_tool_calls: bool = True  # agent: several calls in one step (constrained mode: off = at most one)
     extra_body: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def grounded(self) -> bool:
+        return self.tool_call_mode == "constrained" and self.grounding != "off"
 
 
 ROLE_NAMES = ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic")
@@ -297,7 +304,8 @@ class RolloutsConfig(Strict):
     max_agent_steps_per_turn: PositiveInt = 4  # assistant messages between two user messages
     max_tokens: PositiveInt = 4000  # generated tokens per episode, all roles together
     require_tool: Literal["first_turn", "never"] = "first_turn"  # force a call on the first assistant step of tool tasks
-    first_user_message: Literal["simulate", "goal_request"] = "simulate"
+    first_user_message: Literal["simulate", "goal_request"] = "simulate"  # blueprint tasks always open with their checked request
+    user_knows_goal: bool = True  # blueprint tasks: once every checkable criterion holds, the user simulator is told and ends
     tool_sim: ToolSimConfig = ToolSimConfig()
     faults: FaultsConfig = FaultsConfig()
     real_execution: RealExecutionConfig = RealExecutionConfig()

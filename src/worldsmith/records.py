@@ -305,6 +305,7 @@ class Criterion(Part):
     after_user_gives: str | None = None  # clarification: the matched call comes after a user message holding this value
     # answer
     contains: list[str] = Field(default_factory=list)
+    any_of: bool = False  # answer: one of `contains` is enough (a refusal in any of its usual words)
 
 
 class Rubric(Part):
@@ -435,6 +436,7 @@ class Trajectory(Record):
     usage: dict[str, Any] = Field(default_factory=dict)  # per role: calls, prompt_tokens, completion_tokens
     models: dict[str, Any] = Field(default_factory=dict)  # per role: the model name
     model: str  # the agent policy's model
+    decoding: Literal["native", "constrained", "grounded"] = "constrained"  # how the agent's turns were decoded
     status: TrajectoryStatus
     reason: str | None = None
     raw: str | None = None  # the model output that could not be used, when one ended the episode

@@ -1,7 +1,17 @@
-"""Evaluating rubric criteria that are machine-checkable: state assertions and tool calls.
+"""Evaluating rubric criteria that are machine-checkable: state, call and answer criteria.
 
 Shared by task validation (is the goal already met by the initial state? do pointers
-resolve?) and by the judge (did the episode meet it?), so both read a criterion the same way.
+resolve?), by the judge (did the episode meet it?) and by the rollouts' user simulator (has
+its goal been met yet?), so all three read a criterion the same way.
+
+- `state`: the assertion on a world state: a record by its key compared with the gold end
+  state, a guard that nothing else changed, or a value at a JSON Pointer.
+- `call`: a tool call that must happen (a *successful* call of that tool whose arguments
+  match the constraints; `order` asks for them in that order; `after_user_gives`: only after
+  the user said the value) or must not (no successful call: an attempt the tool refused
+  changed nothing).
+- `answer`: each value is conveyed in some reply of the agent (`answers.mentions`: numbers
+  and dates in any format, a negated mention does not count).
 """
 
 from __future__ import annotations
@@ -12,7 +22,8 @@ from typing import Any
 
 from jsonpointer import EndOfList, JsonPointer, JsonPointerException
 
-from worldsmith.records import Criterion
+from worldsmith.answers import agent_texts, mentions
+from worldsmith.records import Criterion, CriterionResult, Task, Trajectory
 
 _MISSING = object()
 
@@ -170,3 +181,87 @@ def arguments_match(constraints: dict[str, Any], arguments: dict[str, Any]) -> b
     """Every constrained argument is present with an equal value (numbers, case and spacing
     tolerant; free text by its content words); arguments the criterion does not name are free."""
     return all(k in arguments and (_eq(arguments[k], v) or _same_text(arguments[k], v)) for k, v in constraints.items())
+
+
+def _user_said(traj: Trajectory, value: str, before_call: str) -> bool:
+    """Whether a user message before the call's reply holds `value`."""
+    for m in traj.messages:
+        if m["role"] == "tool" and m.get("tool_call_id") == before_call:
+            return False
+        if m["role"] == "user" and mentions(value, [m.get("content") or ""])[0]:
+            return True
+    return False
+
+
+def check_call(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
+    calls = [x for x in traj.calls if x.tool == c.tool]
+    if not c.must:
+        done = [x for x in calls if x.ok]
+        if done:
+            return False, f"{c.tool} succeeded {len(done)} time(s), first with {json.dumps(done[0].arguments)[:120]}"
+        return True, f"{c.tool} was not called" if not calls else f"{c.tool} was attempted {len(calls)} time(s), never successfully"
+    ok = [x for x in calls if x.ok]
+    match = [x for x in ok if isinstance(x.arguments, dict) and arguments_match(c.arguments, x.arguments)]
+    if c.after_user_gives is not None and match:
+        asked = [x for x in match if _user_said(traj, c.after_user_gives, x.call_id)]
+        if not asked:
+            return False, f"{c.tool} was called with {c.after_user_gives!r} before the user gave it (a guess)"
+        match = asked
+    if match:
+        return True, f"matched call {match[0].call_id} {json.dumps(match[0].arguments)[:120]}"
+    if ok:
+        return False, f"{c.tool} succeeded {len(ok)} time(s) but never with {json.dumps(c.arguments)[:120]}; got {json.dumps(ok[0].arguments)[:120]}"
+    if calls:
+        return False, f"{c.tool} was called {len(calls)} time(s), never successfully ({calls[-1].executor}: {(calls[-1].error or '')[:100]})"
+    return False, f"{c.tool} was never called"
+
+
+def check_answer(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
+    texts = agent_texts(traj)
+    if not texts:
+        return False, "the agent wrote no reply"
+    results = [mentions(p, texts) for p in c.contains]
+    missing = [p for p, (ok, _) in zip(c.contains, results, strict=True) if not ok]
+    if c.any_of and len(missing) < len(c.contains):
+        return True, next(e for ok, e in results if ok)[:300]
+    if missing:
+        return False, "; ".join(e for ok, e in results if not ok)[:300]
+    return True, "; ".join(e for _, e in results)[:300]
+
+
+def check_order(criteria: list[Criterion], traj: Trajectory) -> tuple[bool, str] | None:
+    """For ordered `call` criteria: their first matching successful calls come in order."""
+    ordered = sorted((c for c in criteria if c.kind == "call" and c.must and c.order is not None), key=lambda c: c.order)
+    if len(ordered) < 2:
+        return None
+    positions = []
+    for c in ordered:
+        idx = next((i for i, x in enumerate(traj.calls) if x.tool == c.tool and x.ok
+                    and isinstance(x.arguments, dict) and arguments_match(c.arguments, x.arguments)), None)  # fmt: skip
+        if idx is None:
+            return False, f"{c.tool} (step {c.order}) never matched"
+        positions.append(idx)
+    if positions != sorted(positions):
+        return False, f"calls came in the order {positions}, expected ascending for {[c.tool for c in ordered]}"
+    return True, f"calls in order {[c.tool for c in ordered]}"
+
+
+def check_criterion(c: Criterion, task: Task, traj: Trajectory) -> CriterionResult | None:
+    """The deterministic result of one criterion, or None for `judge` criteria."""
+    if c.kind == "state":
+        passed, evidence = check_state(c, traj.world_states.final, traj.world_states.initial)
+    elif c.kind == "call":
+        passed, evidence = check_call(c, traj)
+    elif c.kind == "answer":
+        passed, evidence = check_answer(c, traj)
+    else:
+        return None
+    return CriterionResult(criterion_id=c.criterion_id, kind=c.kind, description=c.description, passed=passed, evidence=evidence)
+
+
+def goal_met(task: Task, traj: Trajectory) -> bool:
+    """Whether every machine-checkable criterion of the task holds on the episode so far
+    (what the user simulator is told, so a satisfied user ends the episode)."""
+    results = [r for c in task.rubric.criteria if (r := check_criterion(c, task, traj)) is not None]
+    order = check_order(task.rubric.criteria, traj)
+    return bool(results) and all(r.passed for r in results) and (order is None or order[0])

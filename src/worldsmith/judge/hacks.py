@@ -29,7 +29,7 @@ import re
 from decimal import Decimal
 from itertools import combinations, combinations_with_replacement
 
-from worldsmith.judge.answers import Value, bare, extract
+from worldsmith.answers import Value, bare, extract
 from worldsmith.judge.checks import final_reply
 from worldsmith.records import HackFinding, ToolCall, Trajectory
 

@@ -13,14 +13,14 @@ from typing import Any
 
 from worldsmith.config import JudgeConfig
 from worldsmith.context import RunContext
-from worldsmith.judge.checks import check_criterion, check_order, fault_recovery
+from worldsmith.judge.checks import fault_recovery
 from worldsmith.judge.critic import CORE_RUBRICS, PRESCRIPTIVE_RUBRICS, critique
 from worldsmith.judge.hacks import find_hacks
-from worldsmith.progress import LiveProgress
 from worldsmith.judge.stats import SECTIONS
+from worldsmith.progress import LiveProgress
 from worldsmith.records import CriterionResult, CriticReport, Task, Trajectory, Verdict
+from worldsmith.rubric import check_criterion, check_order
 from worldsmith.stage import Shard, Stage, holds
-
 
 K2_RUBRICS = (*CORE_RUBRICS, *PRESCRIPTIVE_RUBRICS)
 
@@ -127,7 +127,11 @@ async def make_verdicts(ctx: RunContext, shard: Shard | None = None) -> dict[str
     verdicts = ctx.store.read(Verdict)
     agree = agreement(verdicts)
     reasons = Counter(":".join(r.split(":")[:2]) for v in verdicts for r in v.reasons)
+    by_task: dict[str, list[bool]] = {}
+    for v in verdicts:
+        by_task.setdefault(v.task_id, []).append(v.passed)
     return {"verdicts": len(verdicts), "passed": sum(v.passed for v in verdicts), "new": len(todo),
+            "tasks_solved": sum(any(p) for p in by_task.values()), "tasks_judged": len(by_task),
             "critic_failed": counts["critic_failed"],  # of the new verdicts (shards add up)
             "critic_agreement": agree["agreement"] if agree["pairs"] else "n/a", "critic_kappa": agree["kappa"] if agree["pairs"] else "n/a",
             "agreement_pairs": agree["pairs"],
@@ -139,5 +143,5 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
 
 
 STAGE = Stage("judge", "A verdict per trajectory: rubric checks, hack checks, the critic, and the keep policy.", run, section="judge",
-              splits_by=(Trajectory, "task_id"), totals=frozenset({"verdicts", "passed", "critic_agreement", "critic_kappa", "agreement_pairs", "drop:"}),
+              splits_by=(Trajectory, "task_id"), totals=frozenset({"verdicts", "passed", "tasks_solved", "tasks_judged", "critic_agreement", "critic_kappa", "agreement_pairs", "drop:"}),
               stats=SECTIONS)

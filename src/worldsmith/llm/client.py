@@ -349,12 +349,15 @@ class LLMClient:
         mode: str | None = None,
         require_tool: bool = False,
         seed: int | None = None,
+        grammar_tools: list[dict[str, Any]] | None = None,
         **sampling: Any,
     ) -> LLMResult:
         """One assistant turn that may call tools, in the role's tool-call mode.
 
         `require_tool` forces a call: `tool_choice="required"` natively, or a schema with
         only the tool-call branch in constrained mode (llama.cpp ignores "required").
+        `grammar_tools` (constrained mode): what the decoder may call, when narrower than the
+        `tools` the prompt shows (grounded decoding); none left: a text reply.
         """
         mode = mode or self.role(role).tool_call_mode
         if mode == "native":
@@ -369,7 +372,9 @@ class LLMClient:
             redo.prompt_tokens += result.prompt_tokens
             redo.completion_tokens += result.completion_tokens
             return redo
-        schema = constrained_turn_schema(tools, require_tool=require_tool)
+        allowed = tools if grammar_tools is None else grammar_tools
+        parallel = self.role(role).parallel_tool_calls
+        schema = constrained_turn_schema(allowed, require_tool=require_tool and bool(allowed), max_calls=4 if parallel else 1) if allowed else REPLY_SCHEMA
         response_format = {"type": "json_schema", "json_schema": {"name": "assistant_turn", "schema": grammar_schema(schema)}}
         # tools are still passed (tool_choice none) so the chat template renders them
         result = await self.chat(
@@ -436,7 +441,32 @@ def parse_structured(result: LLMResult, schema: dict[str, Any]) -> None:
     result.data = data
 
 
-def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool) -> dict[str, Any]:
+MAX_ARGUMENT_CHARS = 200  # a string argument the schema leaves unbounded: a small model otherwise runs on until max_tokens
+
+
+def cap_strings(schema: Any) -> Any:
+    """The schema with every unbounded string (no maxLength, enum or const) bounded by MAX_ARGUMENT_CHARS."""
+    if isinstance(schema, dict):
+        out = {k: cap_strings(v) if k in ("properties", "$defs", "items", "anyOf", "oneOf", "allOf", "additionalProperties") else v
+               for k, v in schema.items()}  # fmt: skip
+        if isinstance(out.get("properties"), dict):
+            out["properties"] = {n: cap_strings(v) for n, v in schema["properties"].items()}
+        if isinstance(out.get("$defs"), dict):
+            out["$defs"] = {n: cap_strings(v) for n, v in schema["$defs"].items()}
+        if out.get("type") == "string" and not {"maxLength", "enum", "const"} & set(out):
+            out["maxLength"] = MAX_ARGUMENT_CHARS
+        return out
+    if isinstance(schema, list):
+        return [cap_strings(x) for x in schema]
+    return schema
+
+
+MAX_REPLY_CHARS = 800  # a text turn: a tool-use assistant's reply is a few sentences; a small model otherwise rambles to max_tokens
+REPLY_SCHEMA = {"type": "object", "properties": {"content": {"type": "string", "minLength": 1, "maxLength": MAX_REPLY_CHARS}}, "required": ["content"],
+                "additionalProperties": False}  # fmt: skip
+
+
+def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool, max_calls: int = 4) -> dict[str, Any]:
     """JSON Schema of one assistant turn: a text reply, or calls to the given tools."""
     calls = []
     defs: dict[str, Any] = {}
@@ -444,6 +474,11 @@ def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool) 
         fn = tool["function"]
         # nested under anyOf, a tool's own "#/$defs/..." refs must be re-rooted to resolve
         params = embed_schema(fn.get("parameters") or {"type": "object", "properties": {}}, f"tool{i}", defs)
+        if isinstance(params, dict) and "additionalProperties" not in params and isinstance(params.get("properties"), dict):
+            # arguments a tool does not declare are not emitted: an open object lets a small model run on with invented
+            # keys, and llama.cpp's grammar for it stalled whole batches (0 tokens in 360 s with three crawled tools)
+            params = {**params, "additionalProperties": False}
+        params = cap_strings(params)
         calls.append(
             {
                 "type": "object",
@@ -454,19 +489,13 @@ def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool) 
         )
     tool_branch = {
         "type": "object",
-        "properties": {"tool_calls": {"type": "array", "minItems": 1, "maxItems": 4, "items": {"anyOf": calls}}},
+        "properties": {"tool_calls": {"type": "array", "minItems": 1, "maxItems": max_calls, "items": {"anyOf": calls}}},
         "required": ["tool_calls"],
         "additionalProperties": False,
     }
     if require_tool:
         return {**tool_branch, "$defs": defs} if defs else tool_branch
-    reply_branch = {
-        "type": "object",
-        "properties": {"content": {"type": "string", "minLength": 1}},
-        "required": ["content"],
-        "additionalProperties": False,
-    }
-    return {"anyOf": [reply_branch, tool_branch], **({"$defs": defs} if defs else {})}
+    return {"anyOf": [REPLY_SCHEMA, tool_branch], **({"$defs": defs} if defs else {})}
 
 
 def parse_constrained_turn(result: LLMResult, schema: dict[str, Any]) -> None:

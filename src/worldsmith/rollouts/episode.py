@@ -26,6 +26,8 @@ from worldsmith.mcp.executor import RealExecutor
 from worldsmith.world.runner import SimulatorFailure, ToolRunner
 from worldsmith.world.toolset import ToolSet
 from worldsmith.rollouts.user import UserSimulator
+from worldsmith.rubric import goal_met
+from worldsmith.world.grounding import ground_tools
 from worldsmith.vocab import END_REASONS
 from worldsmith.world.state import World
 
@@ -76,6 +78,8 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
     usage = UsageMeter()
     client = client.metered(usage)  # this episode's usage, also counted in the run's
     runner = ToolRunner(client, prompts, cfg, real, worlds, task_memo(ep.task))
+    role = client.role("agent")
+    grounded = role.grounded
     user = UserSimulator(client, prompts, ep.task)
     world = World(ep.task.initial_state, cfg.tool_sim.max_state_bytes)
     faults = FaultInjector(cfg.faults, ep.seed, force_first=ep.task.difficulty == "error_recovery")
@@ -85,6 +89,10 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
     turns = steps = 0
     started = time.perf_counter()
     status, reason, raw = "finished", None, None
+
+    def so_far() -> Trajectory:
+        """The episode as a trajectory, for the goal check (only what it reads is filled in)."""
+        return Trajectory.model_construct(messages=messages, calls=calls, world_states=world.record())
 
     def budget() -> None:
         if usage.completion_tokens >= cfg.max_tokens:
@@ -99,7 +107,8 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
             messages.append({"role": "user", "content": ep.task.user_goal.request})
             turns += 1
             return False
-        u = await user.reply(messages, seed=ep.seed + 7919 * (turns + 1))
+        met = cfg.user_knows_goal and ep.task.blueprint is not None and goal_met(ep.task, so_far())
+        u = await user.reply(messages, seed=ep.seed + 7919 * (turns + 1), goal_met=met)
         if not u.ok:
             raise _End("error", f"user_sim_failed: {u.error}", u.raw)
         messages.append({"role": "user", "content": u.message})
@@ -115,7 +124,9 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
             budget()
             left = cfg.max_tool_calls - len(calls)  # > 0: reaching the limit ends the episode below
             force = cfg.require_tool == "first_turn" and steps == 0 and ep.task.difficulty not in NO_FORCED_CALL
-            r = await client.tool_step("agent", messages, ep.toolset.tools, require_tool=force, seed=ep.seed + steps)
+            done = {(c.tool, str(v).lower()) for c in calls if c.ok and isinstance(c.arguments, dict) and len(c.arguments) == 1 for v in c.arguments.values()}
+            grammar = ground_tools(ep.toolset, messages, worlds or {}, done) if grounded else None
+            r = await client.tool_step("agent", messages, ep.toolset.tools, require_tool=force, seed=ep.seed + steps, grammar_tools=grammar)
             steps += 1
             if not r.ok:
                 raise _End("error", f"agent_output: {r.error_kind}: {r.error}", r.raw)
@@ -169,6 +180,7 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
         messages=messages, tools=ep.toolset.tools, world_states=world.record(), calls=calls, faults=fault_log,
         usage=snapshot,
         models={r: client.model_for(r) for r in ROLES}, model=client.model_for("agent"), status=status, reason=reason,
+        decoding="grounded" if grounded else role.tool_call_mode,
         raw=raw, turns=turns, tool_calls=len(calls), generated_tokens=usage.completion_tokens,
         latency_s=round(time.perf_counter() - started, 3),
     )  # fmt: skip

@@ -18,11 +18,11 @@ from worldsmith.vocab import END_TOKENS, strip_end_tokens
 
 
 
-def user_schema(first: bool) -> dict[str, Any]:
-    actions = ["continue"] if first else ["continue", "stop", "transfer", "give_up"]
+def user_schema(first: bool, goal_met: bool = False) -> dict[str, Any]:
+    actions = ["continue"] if first else ["stop"] if goal_met else ["continue", "stop", "transfer", "give_up"]
     return {
         "type": "object",
-        "properties": {"message": {"type": "string", "minLength": 1, "maxLength": 600}, "action": {"enum": actions}},
+        "properties": {"message": {"type": "string", "minLength": 1, "maxLength": 300}, "action": {"enum": actions}},
         "required": ["message", "action"],
         "additionalProperties": False,
     }
@@ -65,15 +65,17 @@ class UserSimulator:
         self.prompts = prompts
         self.task = task
 
-    async def reply(self, messages: list[dict[str, Any]], seed: int) -> UserTurn:
+    async def reply(self, messages: list[dict[str, Any]], seed: int, goal_met: bool = False) -> UserTurn:
+        """The user's next message; with `goal_met` (the world is as the user wanted and it was told
+        what it asked), the user is told so and ends the episode, as a satisfied user does."""
         first = not any(m["role"] == "user" for m in messages)
         goal = self.task.user_goal
         msgs = self.prompts.render_messages(
             "user_sim", persona=self.task.user_persona, goal=goal, facts=goal.facts,
-            first=first, difficulty=self.task.difficulty,
+            first=first, difficulty=self.task.difficulty, goal_met=goal_met and not first,
         )  # fmt: skip
         msgs = msgs[:1] + user_view(messages) + msgs[1:]
-        r = await self.client.structured("user_sim", msgs, user_schema(first), name="user_turn", seed=seed)
+        r = await self.client.structured("user_sim", msgs, user_schema(first, goal_met), name="user_turn", seed=seed)
         if not r.ok:
             return UserTurn(False, error=f"{r.error_kind}: {r.error}", raw=r.raw)
         action = r.data["action"]

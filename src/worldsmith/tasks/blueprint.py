@@ -26,6 +26,9 @@ from worldsmith.world.seed import _value, seed_state
 from worldsmith.world.state import apply_patch
 
 
+DECLINES = ("cannot", "can't", "unable", "not able", "not possible", "no tool", "don't have", "do not have", "isn't possible", "not supported")
+
+
 class BlueprintFailure(Exception):
     """A blueprint that cannot be made or whose gold chain fails; `reason` is groupable."""
 
@@ -55,6 +58,7 @@ class Draft:
     goal: str = ""  # the goal in plain words ("set the status of order ord-1042 to cancelled"), for the request
     wants: list[str] = field(default_factory=list)  # get: the fields the user asks about
     filter_text: str = ""  # list: "status is pending"
+    entity: str = ""  # what the request is about: a request that never names it is not this task's
     rule: PolicyRule | None = None
 
 
@@ -97,9 +101,9 @@ def _referenced(world: World, c: CollectionSpec, state: dict[str, Any], key: Any
 
 
 def plan_call(world: World, t: ToolSpec, state: dict[str, Any], rules: list[PolicyRule], rng: random.Random, seed: int,
-              key: Any = None) -> Draft | None:  # fmt: skip
-    """One allowed call of tool `t` on `state` (on the record `key`, when given) with its facts
-    and what the user asks, or None when the world offers no record it could act on."""
+              only: Any = None) -> Draft | None:  # fmt: skip
+    """One allowed call of tool `t` on `state` (on the record keyed `only`, when given) with its
+    facts and what the user asks, or None when the world offers no record it could act on."""
     b = t.binding
     assert b is not None
     c = world.collection(b.collection)
@@ -130,7 +134,7 @@ def plan_call(world: World, t: ToolSpec, state: dict[str, Any], rules: list[Poli
             d.asked.update({f"{c.key.replace('_', ' ')} of a matching {c.entity}" + (f" ({i + 1})" if i else ""): r[c.key] for i, r in enumerate(hits)})
         return d
     for record in _candidates(c, state, rng):
-        if key is not None and record[c.key] != key:
+        if only is not None and record[c.key] != only:
             continue
         key = record[c.key]
         if b.action == "get":
@@ -250,6 +254,7 @@ def sample_blueprint(world: World, tools: list[ToolSpec], difficulty: str, seed:
     else:
         raise BlueprintFailure("unknown_difficulty", difficulty)
     d.difficulty, d.initial = difficulty, state
+    d.entity = d.entity or (world.collection(d.steps[0].tool.binding.collection).entity if d.steps else "")
     d.calls, d.end_state = run_gold(world, d.steps, state)
     for step, call in zip(d.steps, d.calls, strict=True):
         if step.tool.binding.action == "create":  # the user wants to know the id the new record got
@@ -289,7 +294,7 @@ def _dependent(world: World, usable: list[ToolSpec], state: dict[str, Any], rng:
             ref = next(f for f in c1.fields if f.ref == second.binding.collection)
             key = out.result[ref.name]
         c2 = world.collection(second.binding.collection)
-        e = plan_call(world, second, state, world.rules, rng, seed, key=key)
+        e = plan_call(world, second, state, world.rules, rng, seed, only=key)
         if e is None:
             continue
         d.steps += e.steps
@@ -319,7 +324,7 @@ def _refusal(world: World, usable: list[ToolSpec], state: dict[str, Any], rules:
             continue
         record = rng.choice(hit)
         key = record[c.key]
-        d = Draft("refusal", state, [], rule=rule)
+        d = Draft("refusal", state, [], rule=rule, entity=c.entity)
         d.facts[c.key.replace("_", " ")] = key
         # the agent has to find out why: saying the state that forbids it is the answer a user can check
         d.asked[f"why {key} cannot be changed ({rule.field})"] = str(record.get(rule.field))
@@ -345,7 +350,7 @@ def _irrelevance(world: World, usable: list[ToolSpec], state: dict[str, Any], rn
         raise BlueprintFailure("no_unserved_action", "every action the user could ask for has a tool")
     c, action = rng.choice(wishes)
     record = rng.choice(state[c.name])
-    d = Draft("irrelevance", state, [])
+    d = Draft("irrelevance", state, [], entity=c.entity)
     if action == "delete":
         d.facts[c.key.replace("_", " ")] = record[c.key]
         d.goal = f"delete {c.entity} {record[c.key]}"
@@ -401,6 +406,9 @@ def rubric_from(world: World, d: Draft) -> Rubric:
                                   after_user_gives=v, description=f"asks for the {k} before calling {s.tool.name} with it"))  # fmt: skip
     if d.rule is not None:
         criteria.append(Criterion(criterion_id=cid(), kind="judge", description=f"declines, citing the rule: {d.rule.text}"))
+    if d.difficulty == "irrelevance":  # nothing changes; and the agent says it cannot, in some usual words
+        criteria.append(Criterion(criterion_id=cid(), kind="answer", contains=list(DECLINES), any_of=True, description="says it cannot do this"))
+        criteria.append(Criterion(criterion_id=cid(), kind="judge", description="explains that none of its tools can do what the user asks"))
     checkpoints = [f"{s.tool.name}({s.arguments})" for s in d.steps]
     return Rubric(criteria=criteria, expected_tool_pattern=[s.tool.name for s in d.steps], checkpoints=checkpoints)
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import zlib
 from typing import Any
 
 from worldsmith.context import RunContext
-from worldsmith.judge.answers import extract, mentions
+from worldsmith.answers import extract, mentions
 from worldsmith.progress import gather_with_progress
 from worldsmith.records import Agent, Persona, Rejection, Task, ToolSpec, UserGoal, World, content_id
 from worldsmith.stage import Shard, Stage, holds
@@ -44,11 +45,23 @@ def task_id_for(agent: Agent, k: int) -> str:
     return content_id(agent.agent_id, "task", k, prefix="tsk_")
 
 
-def request_problems(request: str, d: Draft) -> list[str]:
+def shingles(text: str, k: int = 4) -> set[str]:
+    words = re.findall(r"[a-z0-9']+", text.lower())
+    return {" ".join(words[i : i + k]) for i in range(len(words) - k + 1)}
+
+
+def request_problems(request: str, d: Draft, scaffold: set[str] = frozenset()) -> list[str]:
     """Why a written request cannot open this task: a fact the agent needs from the user is
     missing, or a value the user cannot know (what it asks to learn, what it holds back, an id
     it was not given) is in it."""
-    problems = [f"omits {k} {v!r}" for k, v in d.facts.items() if not mentions(v, [request])[0]]
+    words = re.findall(r"[A-Za-z]{2,}", request)
+    problems = [] if len(words) >= 4 else [f"is not a request in words ({len(words)} words)"]
+    echoed = shingles(request) & scaffold
+    if echoed:
+        problems.append(f"repeats the instructions ({sorted(echoed)[0]!r})")
+    if d.entity and d.entity.lower() not in request.lower() and d.entity.replace("_", " ").lower() not in request.lower():
+        problems.append(f"does not speak of the {d.entity}")
+    problems += [f"omits {k} {v!r}" for k, v in d.facts.items() if not mentions(v, [request])[0]]
     secret = {**{f"the answer {k}": v for k, v in d.asked.items()}, **{f"the withheld {k}": v for k, v in d.withheld.items()}}
     problems += [f"leaks {k} {v!r}" for k, v in secret.items() if v not in d.facts.values() and mentions(v, [request])[0]]
     given = {form for v in d.facts.values() for x in extract(v) if x.kind == "id" for form in x.forms}
@@ -60,6 +73,9 @@ async def write_request(ctx: RunContext, client, d: Draft, persona: Persona, wor
     """(request, source, problems of the refused attempts)."""
     cfg = ctx.cfg.tasks
     problems: list[str] = []
+    # the prompt's own wording, without this task's goal and facts: a request that repeats it is the prompt read back
+    blank = ctx.prompts.render_messages("task_request", goal="", facts={"x": "x"}, persona=persona, domain="", withheld=["x"])
+    scaffold = set().union(*(shingles(m["content"]) for m in blank))
     for attempt in range(cfg.request_attempts):
         msgs = ctx.prompts.render_messages("task_request", goal=d.goal, facts=d.facts, persona=persona, domain=world.domain,
                                            withheld=list(d.withheld))  # fmt: skip
@@ -68,7 +84,7 @@ async def write_request(ctx: RunContext, client, d: Draft, persona: Persona, wor
             problems.append(f"call: {r.error_kind}")
             continue
         text = " ".join(r.data["request"].split())
-        found = request_problems(text, d)
+        found = request_problems(text, d, scaffold)
         if not found:
             return text, "llm", problems
         problems.append("; ".join(found)[:300])

@@ -7,8 +7,8 @@
   missing from the initial state or holds no fields (a string, a number), or, for
   `absent`/compare operators, the value itself is missing
 - already_satisfied: the initial state already meets every state criterion
-- passes_by_doing_nothing: an agent that calls no tool and says nothing would pass every
-  checkable criterion (only refusal and irrelevance tasks, whose right outcome is that
+- passes_by_doing_nothing: an agent that calls no tool would pass every checkable criterion
+  (a phrase it must say it can say without looking anything up) (only refusal and irrelevance tasks, whose right outcome is that
   nothing changes, may be met that way; they must be)
 - unknown_collection: a record criterion names a collection the initial state does not have
 - no_criteria: nothing machine-checkable (irrelevance tasks excepted) or no criteria at all
@@ -120,7 +120,7 @@ def states_hold_idle(task: Task) -> bool:
 
 
 def passes_idle(task: Task) -> bool:
-    """Whether an agent that calls no tool and writes nothing meets every machine-checkable
-    criterion: the state criteria hold untouched, and no call or answer is required."""
-    required = any((c.kind == "call" and c.must) or c.kind == "answer" for c in task.rubric.criteria)
+    """Whether an agent that calls no tool meets every machine-checkable criterion: the state
+    criteria hold untouched and no call is required (a phrase to say can be said unchecked)."""
+    required = any(c.kind == "call" and c.must for c in task.rubric.criteria)
     return not required and states_hold_idle(task) and any(c.kind in MACHINE_KINDS for c in task.rubric.criteria)

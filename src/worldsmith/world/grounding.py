@@ -53,9 +53,11 @@ def _key_params(spec: ToolSpec, world: World) -> dict[str, str]:
     return out
 
 
-def ground_tools(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World]) -> list[dict[str, Any]]:
+def ground_tools(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World], done: set[tuple[str, str]] = frozenset()) -> list[dict[str, Any]]:
     """The toolset's OpenAI tools with key parameters narrowed to the keys seen so far; the
-    tools whose required key has none are left out."""
+    tools whose required key has none are left out. `done`: (tool, key) of lookups and deletes
+    that already succeeded: a tool whose only argument is its key is not offered that key
+    again (the same call would return what the agent already has)."""
     out: list[dict[str, Any]] = []
     seen_by_world: dict[str, dict[str, list[str]]] = {}
     for tool in toolset.tools:
@@ -76,6 +78,8 @@ def ground_tools(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[
             if param not in props:
                 continue
             keys = seen.get(collection, [])
+            if param == b.key_param and set(props) == {param}:
+                keys = [k for k in keys if (spec.name, k) not in done]
             if not keys:
                 if param in required:
                     usable = False

@@ -107,6 +107,9 @@ def world_from_design(domain: Domain, design: dict[str, Any], today: str) -> tup
     collections: list[CollectionSpec] = []
     taken: set[str] = set()
     names = [c.get("name") for c in design.get("collections", [])]
+    allowed = {plural(e) for e in domain.entities}
+    if set(names) - allowed:
+        return None, f"collections {sorted(set(names) - allowed)} are not the domain's ({', '.join(sorted(allowed))})"
     if len(set(names)) != len(names):
         return None, f"collections named twice: {sorted(n for n in set(names) if names.count(n) > 1)}"
     for c in design.get("collections", []):
