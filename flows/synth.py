@@ -175,7 +175,7 @@ def evaluate(config_path: str = "pipeline.yaml", overrides: list[str] | None = N
     cfg, root = load_config(config_path, overrides or [])
     models, source = eval_plan(cfg, root, run_id, model_path, dataset)
     results, report = evaluate_models(cfg, root, models, run_id=run_id, dataset=source, log=_logger().info)
-    table = [{"model": r.label, "pass_rate": r.pass_rate, **{f"pass^{k}": v for k, v in r.pass_hat.items()}, "tool_call_validity": r.tool_call_validity,
+    table = [{"model": r.label, "mode": r.mode, "pass_rate": r.pass_rate, **{f"pass^{k}": v for k, v in r.pass_hat.items()}, "tool_call_validity": r.tool_call_validity,
               "episodes": r.trajectories, "eval_run": r.eval_run_id} for r in results]  # fmt: skip
     if _in_flow_run():
         create_table_artifact(key=artifact_key(Path(models[-1].path).parent.name, "eval"), table=table, description=f"worldsmith eval; report {report}")

@@ -15,7 +15,7 @@ from worldsmith.rubric import check_criterion
 from worldsmith.judge.critic import critic_schema, critique, rubrics_for
 from worldsmith.judge.hacks import find_hacks
 from worldsmith.judge.stage import agreement, decide
-from worldsmith.records import Criterion, CriticReport
+from worldsmith.records import Criterion, CriticReport, Verdict
 from worldsmith.vocab import FAULT_KINDS
 
 GOOD_AGENT = [[("get_order", {"order_id": "o-1001"})], [("cancel_order", {"order_id": "o-1001"})], "Order o-1001 (blue kettle) is cancelled."]
@@ -160,7 +160,63 @@ def test_critic_agreement_with_the_deterministic_checks():
     ids = list(rubrics_for(task))
     critic = CriticReport.model_validate({"ok": True, "score": 7, "rubrics": {i: {"passed": i != "c2", "reason": "r"} for i in ids}})
     v = decide(JudgeConfig(), task, t, critic)
-    assert agreement([v]) == (0.5, 2)  # c1 agreed, c2 not
+    assert agreement([v]) == {"pairs": 2, "agreement": 0.5, "kappa": 0.0, "on_passed": 0.5, "on_failed": None}  # c1 agreed, c2 not
+
+
+def _judged(task, t, passes) -> "Verdict":
+    ids = list(rubrics_for(task))
+    return decide(JudgeConfig(), task, t, CriticReport.model_validate({"ok": True, "score": 8, "rubrics": {i: {"passed": passes(i), "reason": "r"} for i in ids}}))
+
+
+def test_a_critic_that_passes_everything_has_no_agreement_beyond_chance():
+    """Judge hole: the agreement was raw accuracy, so a critic that passes everything scored the
+    deterministic pass rate (here 0.75). Cohen's kappa says 0; per class, it agrees on every
+    criterion the checks passed and on none they failed."""
+    good, bad = cancel_task(), cancel_task()
+    verdicts = [_judged(good, traj(), lambda i: True), _judged(bad, traj(agent=[[("get_order", {"order_id": "o-1001"})], "Open."], sim=GOOD_SIM[:1]), lambda i: True)]
+    pairs = [(r.passed, r.critic_passed) for v in verdicts for r in v.criteria if r.critic_passed is not None]
+    assert pairs.count((True, True)) == 2 and pairs.count((False, True)) == 2
+    stats = agreement(verdicts)
+    assert stats["agreement"] == 0.5 and stats["kappa"] == 0.0 and stats["on_passed"] == 1.0 and stats["on_failed"] == 0.0
+    honest = [_judged(good, traj(), lambda i: True), _judged(bad, traj(agent=[[("get_order", {"order_id": "o-1001"})], "Open."], sim=GOOD_SIM[:1]),
+                                                               lambda i: i not in ("c1", "c2"))]  # fmt: skip
+    assert agreement(honest)["kappa"] == 1.0
+
+
+def test_judge_criteria_are_not_passed_without_the_critic():
+    """Judge hole: with the critic off, `judge` criteria passed silently even with
+    require_judge_criteria: true."""
+    task = cancel_task()
+    task.rubric.criteria.append(Criterion(criterion_id="c3", kind="judge", description="confirms before cancelling"))
+    v = decide(JudgeConfig(critic=False), task, traj(), None)
+    assert not v.passed and v.reasons == ["criterion:judge:c3:unchecked"]
+    assert decide(JudgeConfig(critic=False, require_judge_criteria=False), task, traj(), None).passed
+
+
+def test_the_critics_k2_rubrics_count():
+    """Judge hole: the critic's answers on K2's core and prescriptive rubrics never counted
+    (all failed, score 6, still kept)."""
+    task, t = cancel_task(), traj()
+    v = _judged(task, t, lambda i: i in ("c1", "c2"))
+    assert not v.passed and {"critic:clarity_relevance", "critic:no_initial_praise"} <= set(v.reasons)
+    assert decide(JudgeConfig(require_critic_rubrics=False), task, t, CriticReport.model_validate(
+        {"ok": True, "score": 6, "rubrics": {i: {"passed": i in ("c1", "c2"), "reason": "r"} for i in rubrics_for(task)}})).passed  # fmt: skip
+
+
+def test_call_criteria_do_not_drop_good_runs():
+    """Judge holes: exact arguments dropped good runs (free text worded otherwise, extra optional
+    keys), and a must-not call fired on an attempt that failed and changed nothing."""
+    from worldsmith.rubric import arguments_match
+
+    assert arguments_match({"summary": "customer wants a refund for the broken kettle"},
+                           {"summary": "The customer would like a refund: the kettle arrived broken.", "priority": "high"})  # fmt: skip
+    assert not arguments_match({"summary": "customer wants a refund for the broken kettle"}, {"summary": "Customer asks about shipping times."})
+    assert not arguments_match({"order_id": "o-1001"}, {"order_id": "o-1002"})  # an id is exact
+    never = Criterion(criterion_id="x", kind="call", tool="cancel_order", must=False, description="does not cancel")
+    failed = traj(agent=[[("cancel_order", {"order_id": "o-1001"})], "Sorry, that did not work."], sim=[],
+                  faults={"enabled": True, "rates": {k: 0 for k in FAULT_KINDS}}, task=cancel_task("error_recovery"))  # fmt: skip
+    assert failed.calls[0].executor == "fault" and check_criterion(never, cancel_task(), failed).passed
+    assert not check_criterion(never, cancel_task(), traj()).passed
 
 
 def test_the_critic_asks_for_every_rubric_and_parses_a_structured_verdict():

@@ -397,6 +397,8 @@ class EvalConfig(Strict):
     engine: Literal["llamacpp", "vllm"] = "vllm"  # serves the models under test (vllm: HF folders; llamacpp: GGUF files)
     port: Annotated[int, Field(ge=1, le=65535, strict=True)] = 8011
     compare_base: bool = True  # also evaluate finetune.base_model (or the packaged SmolLM2) on the same tasks
+    modes: list[Literal["constrained", "native"]] = Field(default_factory=lambda: ["constrained", "native"], min_length=1)  # tool-call modes played
+    grounding: Literal["off", "on"] = "off"  # off: the model under test picks its own arguments (grounding helps make data, not measure)
 
 
 class CrawlConfig(Strict):

@@ -556,6 +556,8 @@ class ModelEval(Record):
 
     eval_run_id: str
     label: str  # base | finetuned | a name given on the command line
+    mode: str = "constrained"  # the tool-call mode it played in (constrained | native)
+    grounding: bool = False
     model_path: str  # the served folder or file ("" = the packaged SmolLM2)
     engine: str
     tasks: int
@@ -567,6 +569,8 @@ class ModelEval(Record):
     tool_calls: int = 0  # attempted by the agent, including unparseable ones
     valid_tool_calls: int = 0  # a known tool with schema-valid arguments
     tool_call_validity: float | None = None
+    exact_argument_rate: float | None = None  # gold calls of the tasks the agent made with exactly the gold arguments
+    call_rate: float | None = None  # episodes of tasks with a gold call where the agent called any tool at all
     statuses: dict[str, int] = Field(default_factory=dict)
     simulator_failures: int = 0  # episodes the user or tool simulator ended (not the policy's fault; they count as not passed)
     reasons: dict[str, int] = Field(default_factory=dict)  # the judge's drop reasons, counted

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from worldsmith.config import PipelineConfig, PolicyConfig, data_dir
-from worldsmith.records import Agent, ModelEval, Task, ToolSpec, Trajectory, Verdict, content_id
+from worldsmith.records import Agent, ModelEval, Task, ToolSpec, Trajectory, Verdict, World, content_id
+from worldsmith.rubric import arguments_match
 from worldsmith.store import RunStore
 from worldsmith.vocab import export_jsonl
 
@@ -46,9 +47,24 @@ def held_out_tasks(store: RunStore, dataset: Path | None, max_tasks: int = 0) ->
     return tasks[:max_tasks] if max_tasks else tasks
 
 
-def model_scores(store: RunStore, model: EvalModel, engine: str, samples: int) -> ModelEval:
+def exact_arguments(tasks: dict[str, Task], trajs: list[Trajectory]) -> tuple[int, int]:
+    """(gold calls made with exactly their gold arguments, gold calls), over the episodes of blueprint tasks."""
+    made = total = 0
+    for t in trajs:
+        task = tasks.get(t.task_id)
+        if task is None or task.blueprint is None:
+            continue
+        for gold in task.blueprint.calls:
+            total += 1
+            made += any(c.ok and c.tool == gold.tool and isinstance(c.arguments, dict) and c.arguments.keys() == gold.arguments.keys()
+                        and arguments_match(gold.arguments, c.arguments) for c in t.calls)  # fmt: skip
+    return made, total
+
+
+def model_scores(store: RunStore, model: EvalModel, engine: str, samples: int, mode: str = "constrained", grounding: bool = False) -> ModelEval:
     """The figures of one finished eval run."""
     trajs = store.read(Trajectory)
+    tasks = {t.task_id: t for t in store.read(Task)}
     verdicts = {v.trajectory_id: v for v in store.read(Verdict)}
     by_task: dict[str, list[bool]] = {}
     for t in trajs:
@@ -65,8 +81,12 @@ def model_scores(store: RunStore, model: EvalModel, engine: str, samples: int) -
     attempted = len(calls) + unparsed
     valid = sum(c.executor not in INVALID_CALLS for c in calls)
     reasons = Counter(r for v in verdicts.values() for r in v.reasons)
+    made, gold = exact_arguments(tasks, trajs)
+    with_calls = [t for t in trajs if (task := tasks.get(t.task_id)) is not None and task.blueprint is not None and task.blueprint.calls]
     return ModelEval(
-        eval_run_id=store.run_id, label=model.label, model_path=model.path or "", engine=engine, tasks=len(by_task), samples_per_task=samples,
+        eval_run_id=store.run_id, label=model.label, mode=mode, grounding=grounding, model_path=model.path or "", engine=engine, tasks=len(by_task),
+        samples_per_task=samples, exact_argument_rate=round(made / gold, 4) if gold else None,
+        call_rate=round(sum(bool(t.calls) for t in with_calls) / len(with_calls), 4) if with_calls else None,
         trajectories=len(trajs), passed=passed, pass_rate=round(passed / len(trajs), 4) if trajs else None, pass_hat=pass_hat,
         tool_calls=attempted, valid_tool_calls=valid, tool_call_validity=round(valid / attempted, 4) if attempted else None,
         statuses=dict(Counter(t.status for t in trajs)), reasons=dict(reasons.most_common(12)),
@@ -75,11 +95,15 @@ def model_scores(store: RunStore, model: EvalModel, engine: str, samples: int) -
     )  # fmt: skip
 
 
-def eval_config(cfg: PipelineConfig, model: EvalModel) -> PipelineConfig:
-    """The run's config with `model` served as the agent policy and eval's sample count (validated again)."""
+def eval_config(cfg: PipelineConfig, model: EvalModel, mode: str = "constrained") -> PipelineConfig:
+    """The run's config with `model` served as the agent policy in tool-call `mode`, eval's sample
+    count and grounding (validated again). Native mode forces no call: a model that makes no
+    native call is not rescued by constrained decoding, so `call_rate` says how often it calls."""
     policy = PolicyConfig(enabled=True, model_path=model.path, engine=cfg.eval.engine, model="policy", port=cfg.eval.port)
-    new = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"policy": policy}),
-                                 "rollouts": cfg.rollouts.model_copy(update={"samples_per_task": cfg.eval.samples_per_task})})  # fmt: skip
+    agent = cfg.llm.roles.agent.model_copy(update={"tool_call_mode": mode, "grounding": "on" if cfg.eval.grounding == "on" else "off"})
+    rollouts = cfg.rollouts.model_copy(update={"samples_per_task": cfg.eval.samples_per_task, **({"require_tool": "never"} if mode == "native" else {})})
+    new = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"policy": policy, "roles": cfg.llm.roles.model_copy(update={"agent": agent})}),
+                                 "rollouts": rollouts})  # fmt: skip
     return PipelineConfig.model_validate(new.model_dump())
 
 
@@ -109,11 +133,12 @@ def check_servable(model: EvalModel, engine: str) -> None:
 
 
 def _seed_store(store: RunStore, source: RunStore, tasks: list[Task]) -> None:
-    """The eval run gets the held-out tasks with their agents and tools (once)."""
+    """The eval run gets the held-out tasks with their agents, tools and worlds (once)."""
     agent_ids = {t.agent_id for t in tasks}
     agents = [a for a in source.read(Agent) if a.agent_id in agent_ids]
     tool_ids = {tid for a in agents for tid in a.tool_ids}
-    for records in ([t for t in source.read(ToolSpec) if t.tool_id in tool_ids], agents, tasks):
+    world_ids = {t.world_id for t in tasks if t.world_id}
+    for records in ([w for w in source.read(World) if w.world_id in world_ids], [t for t in source.read(ToolSpec) if t.tool_id in tool_ids], agents, tasks):
         if records:
             have = store.existing_ids(type(records[0]))
             new = [r for r in records if r.record_id not in have]
@@ -161,24 +186,26 @@ def evaluate_models(cfg: PipelineConfig, root: Path, models: list[EvalModel], ru
         f"{cfg.eval.samples_per_task} sample(s) each, models: {', '.join(m.label for m in models)}")  # fmt: skip
     results = []
     for m in models:
-        ecfg = eval_config(cfg, m)
-        eid = eval_run_id(source_run, m, ecfg)
-        store = RunStore(data, eid)
-        _seed_store(store, source, tasks)
-        log(f"eval [{m.label}] {m.path or 'the packaged SmolLM2'} on {cfg.eval.engine} -> run {eid}")
-        pipeline.synth(ecfg, root, run_id=eid, stages=["rollouts", "judge"], log=log)
-        scores = model_scores(store, m, cfg.eval.engine, cfg.eval.samples_per_task)
-        if eid not in source.existing_ids(ModelEval):  # a finished eval run re-scored gives the same figures
-            source.append([scores])
-        results.append(scores)
+        for mode in cfg.eval.modes:
+            ecfg = eval_config(cfg, m, mode)
+            eid = eval_run_id(source_run, m, ecfg)
+            store = RunStore(data, eid)
+            _seed_store(store, source, tasks)
+            log(f"eval [{m.label}, {mode}] {m.path or 'the packaged SmolLM2'} on {cfg.eval.engine} -> run {eid}")
+            pipeline.synth(ecfg, root, run_id=eid, stages=["rollouts", "judge"], log=log)
+            scores = model_scores(store, m, cfg.eval.engine, cfg.eval.samples_per_task, mode, ecfg.llm.roles.agent.grounded)
+            if eid not in source.existing_ids(ModelEval):  # a finished eval run re-scored gives the same figures
+                source.append([scores])
+            results.append(scores)
     refresh_catalog(data, root)
     out = source.root / "eval.html"
     write_eval_report(source_run, results, out)
     return results, out
 
 
-ROWS = [("tasks", "held-out tasks"), ("trajectories", "episodes"), ("passed", "kept by the judge"), ("pass_rate", "pass rate"),
-        ("tool_calls", "tool calls attempted"), ("tool_call_validity", "tool-call validity"), ("generated_tokens", "agent tokens")]  # fmt: skip
+ROWS = [("mode", "tool-call mode"), ("tasks", "held-out tasks"), ("trajectories", "episodes"), ("passed", "kept by the judge"), ("pass_rate", "pass rate"),
+        ("tool_calls", "tool calls attempted"), ("tool_call_validity", "tool-call validity"), ("exact_argument_rate", "gold calls with exact arguments"),
+        ("call_rate", "episodes with any tool call"), ("generated_tokens", "agent tokens")]  # fmt: skip
 
 
 def comparison_rows(results: list[ModelEval]) -> list[tuple[str, list[str]]]:
@@ -189,7 +216,7 @@ def comparison_rows(results: list[ModelEval]) -> list[tuple[str, list[str]]]:
 
     ks = sorted({int(k) for r in results for k in r.pass_hat})
     rows = [(title, [show(getattr(r, key)) for r in results]) for key, title in ROWS]
-    rows[4:4] = [(f"pass^{k}", [show(r.pass_hat.get(str(k))) for r in results]) for k in ks]
+    rows[5:5] = [(f"pass^{k}", [show(r.pass_hat.get(str(k))) for r in results]) for k in ks]
     rows.append(("statuses", [", ".join(f"{s} {n}" for s, n in sorted(r.statuses.items())) for r in results]))
     rows.append(("simulator failures", [str(r.simulator_failures) for r in results]))
     rows.append(("top drop reasons", [", ".join(f"{s} {n}" for s, n in list(r.reasons.items())[:4]) or "-" for r in results]))
@@ -205,7 +232,7 @@ def write_eval_report(source_run: str, results: list[ModelEval], out: Path) -> P
 
     from worldsmith.plots import svg
 
-    metrics = ["pass_rate", *[f"pass^{k}" for k in sorted({int(k) for r in results for k in r.pass_hat})], "tool_call_validity"]
+    metrics = ["pass_rate", *[f"pass^{k}" for k in sorted({int(k) for r in results for k in r.pass_hat})], "tool_call_validity", "exact_argument_rate", "call_rate"]
 
     def value(r: ModelEval, m: str) -> float:
         v = r.pass_hat.get(m.split("^")[1]) if m.startswith("pass^") else getattr(r, m)
@@ -215,13 +242,13 @@ def write_eval_report(source_run: str, results: list[ModelEval], out: Path) -> P
     width = 0.8 / max(len(results), 1)
     for i, r in enumerate(results):
         xs = [j + i * width for j in range(len(metrics))]
-        ax.bar(xs, [value(r, m) for m in metrics], width, label=f"{r.label}")
+        ax.bar(xs, [value(r, m) for m in metrics], width, label=f"{r.label} ({r.mode})")
     ax.set_xticks([j + width * (len(results) - 1) / 2 for j in range(len(metrics))], metrics)
     ax.set_ylim(0, 1)
     ax.set_ylabel("share")
     ax.legend(loc="upper right", fontsize=8)
     ax.set_title("held-out tasks: models side by side", loc="left", fontsize=11)
-    head = "".join(f"<th>{html.escape(r.label)}<br><small>{html.escape(r.model_path or 'packaged SmolLM2')}</small></th>" for r in results)
+    head = "".join(f"<th>{html.escape(r.label)} ({html.escape(r.mode)})<br><small>{html.escape(r.model_path or 'packaged SmolLM2')}</small></th>" for r in results)
     body = "".join(f"<tr><th>{html.escape(t)}</th>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>" for t, cells in comparison_rows(results))
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>worldsmith eval: {html.escape(source_run)}</title>
