@@ -65,38 +65,62 @@ def synth(
 def serve(
     config: ConfigOpt = None,
     set_: SetOpt = None,
-    engine: Annotated[Optional[str], typer.Option(help="llamacpp | vllm (default: llm.server.engine)")] = None,
-    stop: Annotated[bool, typer.Option("--stop", help="stop the server started by `worldsmith serve`")] = False,
+    model: Annotated[Optional[Path], typer.Option(
+        "--model", help="serve this model: a fine-tuned HF folder or a .gguf (default: llm.server's)")] = None,
+    engine: Annotated[Optional[str], typer.Option(
+        help="llamacpp | vllm (default: llm.server.engine; with --model: llamacpp, an HF folder converted to GGUF "
+             "once)")] = None,
+    port: Annotated[Optional[int], typer.Option(help="port (default: llm.server.port)", min=1, max=65535)] = None,
+    name: Annotated[Optional[str], typer.Option(
+        help="the served model name (default with --model: the folder or file name)")] = None,
+    stop: Annotated[bool, typer.Option(
+        "--stop", help="stop the server started by `worldsmith serve` (on --port)")] = False,
     status: Annotated[bool, typer.Option("--status", help="say whether a server answers")] = False,
 ) -> None:
-    """Start the embedded model server in the background and wait until it is healthy."""
-    from worldsmith.llm.server import ModelServer, ServerError
+    """Start a model server in the background and wait until it is healthy: the embedded one of
+    the config, or with --model any fine-tuned model, as an OpenAI-compatible endpoint with
+    worldsmith's tool chat template (for outside harnesses)."""
+    import time
+
     from worldsmith.config import data_dir
+    from worldsmith.llm.server import ModelServer, ServerError, example_request, serve_config
 
     cfg, root = _load(config, set_)
     if engine and engine not in ("llamacpp", "vllm"):
         err.print(f"[red]error:[/red] --engine: got {engine!r}, expected llamacpp or vllm")
         raise typer.Exit(2)
-    server = ModelServer(cfg.llm.server, root, data_dir(cfg, root), engine=engine)
-    if stop:
-        console.print("stopped" if server.stop() else "no server started by worldsmith is running")
-        return
-    if status:
-        if server.healthy():
+    server_cfg = cfg.llm.server.model_copy(update={"port": port}) if port else cfg.llm.server
+    if stop or status:
+        server = ModelServer(server_cfg, root, data_dir(cfg, root), engine=engine)
+        if stop:
+            stopped = server.stop()
+            none = f"no server started by worldsmith is running on port {server_cfg.port}"
+            console.print("stopped" if stopped else none)
+        elif server.healthy():
             console.print(f"{server.url} answers; models: {', '.join(server.served_models())}; state: {server.state()}")
         else:
             console.print(f"nothing answers on {server.url}")
             raise typer.Exit(1)
         return
     try:
-        import time
-
+        if model:
+            say = lambda m: err.print(m, highlight=False, markup=False, soft_wrap=True)  # noqa: E731
+            server_cfg = serve_config(server_cfg, model, engine, port, name, log=say)
+            engine = server_cfg.engine
+        elif name:
+            server_cfg = server_cfg.model_copy(update={"model": name})
+        server = ModelServer(server_cfg, root, data_dir(cfg, root), engine=engine)
         t0 = time.monotonic()
         server.start()
     except ServerError as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         raise typer.Exit(1) from None
-    console.print(f"{server.engine} serving {cfg.llm.server.model} at {server.url} (ready in {time.monotonic() - t0:.1f}s; log {server.log_file}); stop with `worldsmith serve --stop`")
+    what = server_cfg.model_path or "the packaged SmolLM2"
+    stop_cmd = "worldsmith serve --stop" + (f" --port {server_cfg.port}" if port else "")
+    console.print(f"{server.engine} serving {what} (ready in {time.monotonic() - t0:.1f}s; log {server.log_file})\n"
+                  f"url: {server.url}\nmodel: {server_cfg.model}\n"
+                  f"try: {example_request(server.url, server_cfg.model)}\nstop: {stop_cmd}",
+                  highlight=False, markup=False, soft_wrap=True)  # fmt: skip
 
 
 @app.command()
@@ -212,7 +236,7 @@ def eval_(
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]: finished episodes are on disk; run the same command again to resume")
         raise typer.Exit(130) from None
-    _print_table("eval: held-out tasks", ["", *[r.label for r in results]], [(t, *cells) for t, cells in comparison_rows(results)], max_width=70)
+    _print_table("eval: held-out tasks", ["", *[f"{r.label} ({r.mode})" for r in results]], [(t, *cells) for t, cells in comparison_rows(results)], max_width=70)
     console.print(f"report: {report_path}")
 
 
@@ -276,34 +300,25 @@ def rollouts_show(
     trajectory_id: Annotated[Optional[str], typer.Argument(help="a trajectory id (default: the latest one)")] = None,
     config: ConfigOpt = None,
     run_id: RunOpt = None,
+    kept: Annotated[Optional[bool], typer.Option("--kept/--dropped", help="the latest kept (or dropped) one")] = None,
+    full: Annotated[bool, typer.Option("--full", help="print long texts whole (system prompt, tool results)")] = False,
 ) -> None:
-    """Print one trajectory as a conversation: messages, tool calls, faults, state changes."""
+    """Print one trajectory as a chat: messages, tool calls with arguments, faults, the world's
+    patches and changed records, and the judge's verdict (criteria with evidence, reasons)."""
     from worldsmith.config import data_dir
-    from worldsmith.records import Trajectory
-    from worldsmith.store import RunStore, latest_run
+    from worldsmith.report.trajectories import load_one, print_trajectory
+    from worldsmith.store import latest_run
 
     cfg, root = _load(config, None)
     data = data_dir(cfg, root)
     run = run_id or latest_run(data)
-    trajs = RunStore(data, run).read(Trajectory) if run else []
-    if trajectory_id:
-        trajs = [t for t in trajs if t.trajectory_id == trajectory_id]
-    if not trajs:
-        err.print(f"no trajectory {trajectory_id or ''} in run {run}")
+    which = None if kept is None else "kept" if kept else "dropped"
+    shown = load_one(data, run, trajectory_id, which) if run else None
+    if shown is None:
+        what = " ".join(x for x in (which, "trajectory", trajectory_id) if x)
+        err.print(f"no {what} in run {run}", highlight=False, markup=False)
         raise typer.Exit(1)
-    t = max(trajs, key=lambda t: t.created_at)
-    console.print(f"[bold]{t.trajectory_id}[/bold] task {t.task_id} · {t.status} ({t.reason}) · {t.turns} turns · "
-                  f"{t.tool_calls} tool calls · {t.generated_tokens} tokens · {t.latency_s:.1f} s")  # fmt: skip
-    for m in t.messages:
-        who = m["role"]
-        text = m.get("content") or ""
-        for call in m.get("tool_calls") or []:
-            text += f"\n→ {call['function']['name']}({call['function']['arguments']})"
-        console.print(f"[bold]{who:>9}[/bold] {text}", highlight=False, markup=False)
-    for f in t.faults:
-        console.print(f"[yellow]fault[/yellow] turn {f.turn} {f.tool}: {f.kind}{' (forced)' if f.forced else ''}")
-    for p in t.world_states.patches:
-        console.print(f"[cyan]patch[/cyan] {p.tool}: {json.dumps(p.patch)[:200]}", highlight=False, markup=False)
+    print_trajectory(shown, console, full=full)
 
 
 @app.command()

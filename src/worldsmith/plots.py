@@ -56,3 +56,43 @@ def hist(values: list[int], title: str, xlabel: str) -> str:
     ax.set_xlabel(xlabel)
     ax.set_ylabel("trajectories")
     return svg(fig)
+
+
+def funnel_steps(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each step's count and its share of the step before it (None for the first, or after a 0)."""
+    out, prev = [], None
+    for r in rows:
+        n = int(r["n"] or 0)
+        out.append({"label": str(r["label"]), "n": n, "share": (n / prev) if prev else None})
+        prev = n
+    return out
+
+
+def funnel(rows: list[dict[str, Any]], title: str, xlabel: str = "records (log scale)") -> str:
+    """A yield funnel on a log scale: on a linear one every step after ~1,500 tools is a sliver.
+    Each bar is labelled with its count and its share of the step before."""
+    import matplotlib.pyplot as plt
+
+    steps = funnel_steps(rows)
+    fig, ax = plt.subplots(figsize=(6.4, 0.45 * max(len(steps), 2) + 1.0))
+    labels = [s["label"] for s in steps][::-1]
+    values = [s["n"] for s in steps][::-1]
+    ax.set_xscale("log")
+    # bars start at 0.8, not 0 (no log of 0): a step of 0 is an empty row with its label
+    ax.barh(labels, [max(v, 0.8) - 0.8 for v in values], left=0.8, color="#4c78a8")
+    top = max(values, default=1) or 1
+    ax.set_xlim(0.8, top * 6)  # room for the labels right of the longest bar
+    for i, s in enumerate(steps[::-1]):
+        share = "" if s["share"] is None else f"  ({percent(s['share'])} of previous)"
+        ax.text(max(s["n"], 0.8), i, f" {s['n']:,}{share}", va="center", fontsize=8)
+    ax.set_title(title, loc="left", fontsize=11)
+    ax.set_xlabel(xlabel)
+    if not steps:
+        ax.text(0.5, 0.5, "no data yet", ha="center", va="center", transform=ax.transAxes, color="#888")
+    return svg(fig)
+
+
+def percent(share: float) -> str:
+    """A share as a percentage with the digits a small one needs (0.4%, not 0%)."""
+    pct = 100 * share
+    return f"{pct:.0f}%" if pct >= 10 or pct == 0 else f"{pct:.2g}%"

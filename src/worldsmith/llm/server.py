@@ -12,6 +12,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -54,6 +55,56 @@ def max_model_len(model_dir: Path, ctx_size: int) -> int:
     except (OSError, ValueError):
         return ctx_size
     return min(ctx_size, int(trained)) if trained else ctx_size
+
+
+def model_kind(model: Path) -> str:
+    """`gguf` for a .gguf file, `hf` for a Hugging Face folder (config.json and weights)."""
+    if model.is_file() and model.suffix == ".gguf":
+        return "gguf"
+    if model.is_dir() and (model / "config.json").is_file():
+        return "hf"
+    raise ServerError(f"--model {model}: neither a .gguf file nor a Hugging Face model folder "
+                      "(config.json and *.safetensors)")
+
+
+def serve_config(cfg: ServerConfig, model: Path, engine: str | None = None, port: int | None = None,
+                 name: str | None = None, log=print) -> ServerConfig:  # fmt: skip
+    """The server config that serves `model`, an HF folder or a GGUF, as `name` on `port`.
+
+    Engine: llama.cpp unless told otherwise (5-8x vLLM's CPU build on SmolLM2); an HF folder
+    is then converted to a GGUF once (llm/hf_to_gguf.py, cached beside its weights), or served
+    by vLLM when the converter does not write its architecture. vLLM serves an HF folder as it
+    is and a GGUF converted to a folder (convert_gguf.py).
+    """
+    model = Path(model).expanduser().resolve()
+    kind = model_kind(model)
+    served, path = name or (model.name if kind == "hf" else model.stem), model
+    if kind == "hf" and engine != "vllm":
+        from worldsmith.llm.hf_to_gguf import UnsupportedModel, ensure_gguf, read_config
+
+        try:
+            read_config(model)
+        except UnsupportedModel as exc:
+            if engine == "llamacpp":
+                raise ServerError(f"{exc}; serve it with --engine vllm") from None
+            log(f"{exc}: serving it with vLLM")
+            engine = "vllm"
+        else:
+            try:
+                path = ensure_gguf(model, cache_dir=Path(cfg.model_cache_dir), log=log)
+            except ImportError as exc:  # gguf, torch, safetensors: the train extra
+                need = f"converting {model} to a GGUF needs the train extra ({exc}); or use --engine vllm"
+                raise ServerError(need) from None
+            except UnsupportedModel as exc:  # e.g. a tokenizer that is not byte-level BPE
+                raise ServerError(f"{exc}; serve it with --engine vllm") from None
+    engine = engine or "llamacpp"
+    return cfg.model_copy(update={"engine": engine, "model_path": str(path), "model": served, "port": port or cfg.port})
+
+
+def example_request(url: str, model: str) -> str:
+    """A one-line chat completion against the server, for the user to paste."""
+    body = json.dumps({"model": model, "messages": [{"role": "user", "content": "Hello!"}]})
+    return f"curl {url}/chat/completions -H 'Content-Type: application/json' -d {shlex.quote(body)}"
 
 
 class ModelServer:

@@ -1,8 +1,10 @@
 """The run report: one self-contained HTML file with plots (inline SVG, matplotlib) and
-the headline figures, all from DuckDB queries over the run's catalog views.
+the headline figures, all from DuckDB queries over the run's catalog views; and beside it
+`trajectories.html`, the trajectories themselves (report/trajectories.py).
 
-Plots: the yield funnel, pass rate by difficulty and by domain, tool coverage, turns and
-tool calls per trajectory, fault recovery by kind, top failure reasons, tokens by role.
+Plots: the yield funnel (log scale, with a table of counts and step-to-step shares), pass
+rate by difficulty and by domain, tool coverage, turns and tool calls per trajectory, fault
+recovery by kind, top failure reasons, tokens by role.
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ from typing import Any
 
 import duckdb
 
-from worldsmith.plots import bars, hist, svg
+from worldsmith.plots import bars, funnel_steps, hist, percent, svg
+from worldsmith.plots import funnel as funnel_plot
 from worldsmith.stage import Shard, Stage
 from worldsmith.store import refresh_catalog
+
+TRAJECTORIES_PAGE = "trajectories.html"
 
 QUERIES = {
     "funnel": """
@@ -95,8 +100,19 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def build_report(data_dir: str | Path, run_id: str, out: Path) -> dict[str, Any]:
-    """Write the report to `out`; returns the headline figures."""
+def funnel_table(rows: list[dict[str, Any]]) -> str:
+    """The funnel's numbers as a table: the plot's log scale shows the shape, this the values."""
+    body = "".join(
+        f"<tr><th>{html.escape(s['label'])}</th><td class=n>{s['n']:,}</td>"
+        f"<td class=n>{'' if s['share'] is None else percent(s['share'])}</td></tr>"
+        for s in funnel_steps(rows)
+    )
+    return f'<table id="funnel-table"><tr><th>step</th><th>count</th><th>of previous</th></tr>{body}</table>'
+
+
+def build_report(data_dir: str | Path, run_id: str, out: Path, trajectories: bool = True) -> dict[str, Any]:
+    """Write the report to `out` (and, with `trajectories`, the trajectory viewer beside it);
+    returns the headline figures."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -109,8 +125,11 @@ def build_report(data_dir: str | Path, run_id: str, out: Path) -> dict[str, Any]
     head = headline(data)
     turns = [r["turns"] for r in data["turns"]]
     calls = [r["tool_calls"] for r in data["turns"]]
+    steps = [{"label": r["step"], "n": r["n"]} for r in data["funnel"]]
+    # the funnel on a log scale, its numbers beside it
+    funnel_fig = f'<div class="beside">{funnel_plot(steps, "yield funnel")}{funnel_table(steps)}</div>'
     plots = [
-        ("funnel", "Yield funnel", bars([{"label": r["step"], "n": r["n"]} for r in data["funnel"]], "yield funnel", "records")),
+        ("funnel", "Yield funnel", funnel_fig),
         ("difficulty", "Pass rate by task difficulty", bars(data["by_difficulty"], "pass rate by difficulty", "share of trajectories kept", stacked="passed", rate=True)),
         ("domain", "Pass rate by domain", bars(data["by_domain"], "pass rate by domain", "share of trajectories kept", stacked="passed", rate=True)),
         ("coverage", "Tool coverage", bars(data["coverage"], "tool coverage", "tools")),
@@ -122,15 +141,24 @@ def build_report(data_dir: str | Path, run_id: str, out: Path) -> dict[str, Any]
         ("statuses", "How episodes ended", bars(data["statuses"], "how episodes ended", "trajectories")),
         ("tokens", "Token usage by role", _usage(data["usage"])),
     ]  # fmt: skip
+    viewer = ""
+    if trajectories:
+        from worldsmith.report.trajectories import write_trajectories
+
+        shown = write_trajectories(data_dir, run_id, out.parent / TRAJECTORIES_PAGE)
+        viewer = (f'<p>Read the trajectories themselves, kept and dropped side by side: <a href="{TRAJECTORIES_PAGE}">'
+                  f"{TRAJECTORIES_PAGE}</a> ({html.escape(shown)}).</p>")
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape('n/a' if v is None else str(v))}</td></tr>" for k, v in head.items())
     figures = "".join(f'<figure class="plot" id="plot-{pid}"><figcaption>{html.escape(title)}</figcaption>{svg}</figure>' for pid, title, svg in plots)
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>worldsmith report: {html.escape(run_id)}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;color:#222}} table{{border-collapse:collapse}}
 th,td{{text-align:left;padding:.2rem .8rem;border-bottom:1px solid #eee}} .plots{{display:flex;flex-wrap:wrap;gap:1.5rem}}
-figure{{margin:0}} figcaption{{font-weight:600;margin-bottom:.3rem}} svg{{max-width:100%;height:auto}}</style></head>
+figure{{margin:0}} figcaption{{font-weight:600;margin-bottom:.3rem}} svg{{max-width:100%;height:auto}}
+.beside{{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start}} td.n{{text-align:right}}</style></head>
 <body><h1>worldsmith run <code>{html.escape(run_id)}</code></h1>
 <p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M UTC}. Query the same numbers with <code>worldsmith query</code>.</p>
+{viewer}
 <h2>Headline</h2><table id="headline">{rows}</table>
 <h2>Plots</h2><div class="plots">{figures}</div></body></html>
 """
@@ -142,11 +170,12 @@ figure{{margin:0}} figcaption{{font-weight:600;margin-bottom:.3rem}} svg{{max-wi
 
 
 def run(ctx, shard: Shard | None = None) -> dict[str, Any]:
-    """The report stage: `<run>/report.html`."""
+    """The report stage: `<run>/report.html` and `<run>/trajectories.html`."""
     out = ctx.store.root / "report.html"
     ctx.store.write_info(usage=ctx.usage.snapshot())  # the report reads the usage from run.json
     head = build_report(ctx.store.data_dir, ctx.run_id, out)
-    return {**{k: v for k, v in head.items() if v is not None}, "report": str(out)}
+    return {**{k: v for k, v in head.items() if v is not None}, "report": str(out),
+            "trajectories_page": str(out.parent / TRAJECTORIES_PAGE)}
 
 
 STAGE = Stage("report", "The run's HTML report: yield funnel, pass rates, coverage, faults and tokens.", run, section="report")
