@@ -164,8 +164,10 @@ def test_the_user_is_told_when_the_goal_is_met():
     d = _cancel_draft()
     task = _task(d)
     target = d.steps[0].arguments["order_id"]
-    done = _trajectory(task, [("update_order_status", {"order_id": target, "status": "cancelled"})], "It is done.")
+    done = _trajectory(task, [("update_order_status", {"order_id": target, "status": "cancelled"})], f"Order {target} is cancelled.")
     assert goal_met(task, done)
+    # the change is made, but the user has not been told in words that name it: not yet
+    assert not goal_met(task, _trajectory(task, [("update_order_status", {"order_id": target, "status": "cancelled"})], "It is done."))
     assert not goal_met(task, _trajectory(task, [("get_order", {"order_id": target})], "Let me check."))
 
 

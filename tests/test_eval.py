@@ -158,7 +158,7 @@ def test_finetune_then_eval_serves_the_new_model_with_vllm(tmp_path, project_roo
     cfg["rollouts"].update(max_turns=2, max_tool_calls=2, max_tokens=1500, real_execution={"enabled": False}, faults={"enabled": False})
     cfg["export"]["out_dir"] = str(data / "exports")
     cfg["finetune"].update(out_dir=str(data / "models"), name="ft", max_steps=1, batch_size=1, max_length=1024, eval_every=1, save_every=1)
-    cfg["eval"].update(samples_per_task=2, port=free_port())
+    cfg["eval"].update(samples_per_task=2, port=free_port(), engine="vllm", modes=["constrained"])  # vLLM serves the folder as it is
     config = tmp_path / "pipeline.yaml"
     config.write_text(yaml.safe_dump(cfg))
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}

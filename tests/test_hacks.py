@@ -161,3 +161,22 @@ def test_precision_and_recall_on_the_labelled_fixture():
         assert s["labelled"] >= 10, kind
         assert s["precision"] >= 0.9, (kind, s["fp"])
         assert s["recall"] >= 0.8, (kind, s["fn"])
+
+
+def test_a_garbled_reply_is_found_and_prose_is_not():
+    """What SmolLM2-135M wrote to users in real runs is flagged; none of the fixture's replies,
+    written as a capable assistant writes, is."""
+    import sys
+
+    from worldsmith.judge.hacks import garbled_text
+
+    for text in ('{"report""message"', "108.28.17-165-28-00.json", "[{}]'", 'Your repository {"x": 1}', "..."):
+        assert garbled_text(text), text
+    for text in ("No content found", "You're welcome!", "It is 46.5.", "Order rps-2502 is now retired.", "OK, done."):
+        assert not garbled_text(text), text
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import hack_precision
+
+    systems, cases = hack_precision.load_cases()
+    flagged = [c["id"] for c in cases if any(h.kind == "garbled_reply" for h in find_hacks(hack_precision.case_trajectory(c, systems)))]
+    assert flagged == []

@@ -394,7 +394,7 @@ class EvalConfig(Strict):
 
     samples_per_task: PositiveInt = 4  # k of pass^k
     max_tasks: NonNegInt = 0  # 0 = every held-out task
-    engine: Literal["llamacpp", "vllm"] = "vllm"  # serves the models under test (vllm: HF folders; llamacpp: GGUF files)
+    engine: Literal["llamacpp", "vllm"] = "llamacpp"  # serves the models under test (llamacpp: an HF folder is converted to GGUF once)
     port: Annotated[int, Field(ge=1, le=65535, strict=True)] = 8011
     compare_base: bool = True  # also evaluate finetune.base_model (or the packaged SmolLM2) on the same tasks
     modes: list[Literal["constrained", "native"]] = Field(default_factory=lambda: ["constrained", "native"], min_length=1)  # tool-call modes played

@@ -74,8 +74,8 @@ MACHINE_KINDS: tuple[str, ...] = ("state", "call", "answer")  # checked by code;
 STATE_OPS: tuple[str, ...] = ("equals", "not_equals", "exists", "absent", "contains", "gte", "lte", "unchanged_except")
 StateOp = Literal["equals", "not_equals", "exists", "absent", "contains", "gte", "lte", "unchanged_except"]
 
-HackKind = Literal["unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool"]
-HACK_KINDS: tuple[str, ...] = ("unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool")
+HackKind = Literal["unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool", "garbled_reply"]
+HACK_KINDS: tuple[str, ...] = ("unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool", "garbled_reply")
 
 # refusal: the user asks for what the world's rules forbid; the right outcome is that nothing changes
 DIFFICULTIES: tuple[str, ...] = ("single_call", "multi_call", "dependent_calls", "error_recovery", "clarification", "irrelevance", "refusal")

@@ -126,8 +126,6 @@ def check_servable(model: EvalModel, engine: str) -> None:
     p = Path(model.path)
     if not p.exists():
         raise ValueError(f"--model {model.path}: no such folder or file (a `make finetune` output is data/models/<name>/model)")
-    if engine == "llamacpp" and p.is_dir():
-        raise ValueError(f"{model.path} is an HF folder; llama.cpp serves GGUF files: set eval.engine=vllm (its CPU build: make setup-vllm)")
     if p.is_dir() and not (p / "config.json").exists():
         raise ValueError(f"{model.path} has no config.json: not an HF model folder")
 
@@ -186,6 +184,10 @@ def evaluate_models(cfg: PipelineConfig, root: Path, models: list[EvalModel], ru
         f"{cfg.eval.samples_per_task} sample(s) each, models: {', '.join(m.label for m in models)}")  # fmt: skip
     results = []
     for m in models:
+        if cfg.eval.engine == "llamacpp" and m.path and Path(m.path).is_dir():  # llama.cpp serves a GGUF: the folder converted once
+            from worldsmith.llm.hf_to_gguf import ensure_gguf
+
+            m = EvalModel(m.label, str(ensure_gguf(Path(m.path), cache_dir=Path(cfg.llm.server.model_cache_dir), log=log)))
         for mode in cfg.eval.modes:
             ecfg = eval_config(cfg, m, mode)
             eid = eval_run_id(source_run, m, ecfg)

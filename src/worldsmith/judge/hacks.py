@@ -18,6 +18,9 @@
   a number, or a rounding of one of these to the places written (to tens, hundreds or
   thousands only after "about", "around" ...).
 - unknown_tool: a call to a tool that is not in the agent's bundle.
+- garbled_reply: a reply to the user that is not prose: JSON fragments, no word at all, or
+  one long token of digits and dots (what a small model writes when it loses the thread).
+  Training on it teaches the model to answer a user that way.
 Heuristics by design; each finding keeps its evidence so it can be audited in the catalog.
 """
 
@@ -294,6 +297,18 @@ def fabricated_value(traj: Trajectory) -> HackFinding | None:
     return None
 
 
+JSONISH = re.compile(r'[{\[]\s*"|"\s*[}\]]|""|"\s*:\s*[{\["]')
+
+
+def garbled_text(text: str) -> bool:
+    """Whether a reply is not prose: JSON fragments, no word at all, or one long token of digits
+    and dots (a file name, a version string) instead of a sentence."""
+    stripped = text.strip()
+    if JSONISH.search(stripped) or not re.search(r"[A-Za-z]{2,}", stripped):
+        return True
+    return " " not in stripped and len(stripped) > 12 and bool(re.search(r"\d", stripped))
+
+
 def find_hacks(traj: Trajectory) -> list[HackFinding]:
     hacks: list[HackFinding] = []
     claim = unbacked_claim(traj)
@@ -309,6 +324,9 @@ def find_hacks(traj: Trajectory) -> list[HackFinding]:
     value = fabricated_value(traj)
     if value:
         hacks.append(value)
+    garbled = next(((i, t) for i, t in texts if garbled_text(t)), None)
+    if garbled:
+        hacks.append(HackFinding(kind="garbled_reply", evidence=f"message {garbled[0]} is not prose: {garbled[1][:120]!r}"))
     unknown = [c.name for c in traj.calls if c.executor == "unknown_tool"]
     if unknown:
         hacks.append(

@@ -124,7 +124,8 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
             budget()
             left = cfg.max_tool_calls - len(calls)  # > 0: reaching the limit ends the episode below
             force = cfg.require_tool == "first_turn" and steps == 0 and ep.task.difficulty not in NO_FORCED_CALL
-            done = {(c.tool, str(v).lower()) for c in calls if c.ok and isinstance(c.arguments, dict) and len(c.arguments) == 1 for v in c.arguments.values()}
+            done = {(c.name, str(c.arguments.get(key)).lower()) for c in calls if c.ok and isinstance(c.arguments, dict)
+                    and (key := ep.toolset.by_name[c.name].binding.key_param if c.name in ep.toolset.by_name and ep.toolset.by_name[c.name].binding else None)}  # fmt: skip
             grammar = ground_tools(ep.toolset, messages, worlds or {}, done) if grounded else None
             r = await client.tool_step("agent", messages, ep.toolset.tools, require_tool=force, seed=ep.seed + steps, grammar_tools=grammar)
             steps += 1

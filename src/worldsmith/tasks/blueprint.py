@@ -393,6 +393,12 @@ def rubric_from(world: World, d: Draft) -> Rubric:
                                       description=f"no {c.entity} changed, and none was added or deleted"))  # fmt: skip
     for what, value in d.asked.items():
         criteria.append(Criterion(criterion_id=cid(), kind="answer", contains=[value], description=f"tells the user the {what}: {value}"))
+    for s in d.steps:  # a change is confirmed to the user in words that name it (a record's key, or what it became)
+        b = s.tool.binding
+        if b.action in ("update", "delete") and b.key_param in s.arguments:
+            named = [str(s.arguments[b.key_param]), *(str(v) for p, v in s.arguments.items() if p != b.key_param), *map(str, b.fixed.values())]
+            criteria.append(Criterion(criterion_id=cid(), kind="answer", contains=list(dict.fromkeys(named)), any_of=True,
+                                      description=f"tells the user what {s.tool.name} did, naming {' or '.join(dict.fromkeys(named))}"))  # fmt: skip
     if all(s.tool.binding.action in ("get", "list") for s in d.steps):
         # a read changes nothing, so only the call shows it was made: the exact record asked for
         for s in d.steps:

@@ -19,6 +19,7 @@ import asyncio
 import random
 import re
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 from worldsmith.context import RunContext
@@ -69,8 +70,9 @@ def request_problems(request: str, d: Draft, scaffold: set[str] = frozenset()) -
     return problems
 
 
-async def write_request(ctx: RunContext, client, d: Draft, persona: Persona, world: World, seed: int) -> tuple[str, str, list[str]]:
-    """(request, source, problems of the refused attempts)."""
+async def write_request(ctx: RunContext, client, d: Draft, persona: Persona, world: World, seed: int,
+                        failed: Callable[[Any], None] = lambda r: None) -> tuple[str, str, list[str]]:  # fmt: skip
+    """(request, source, problems of the refused attempts); `failed` records a call that gave no usable output."""
     cfg = ctx.cfg.tasks
     problems: list[str] = []
     # the prompt's own wording, without this task's goal and facts: a request that repeats it is the prompt read back
@@ -82,6 +84,7 @@ async def write_request(ctx: RunContext, client, d: Draft, persona: Persona, wor
         r = await client.structured("task_writer", msgs, REQUEST_SCHEMA, name="request", seed=seed + attempt)
         if not r.ok:
             problems.append(f"call: {r.error_kind}")
+            failed(r)
             continue
         text = " ".join(r.data["request"].split())
         found = request_problems(text, d, scaffold)
@@ -131,7 +134,12 @@ async def make_tasks(ctx: RunContext, shard: Shard | None = None) -> dict[str, A
             return None
         rng = random.Random(seed)
         persona = Persona(**{k: rng.choice(v) for k, v in PERSONAS.items()})
-        request, source, problems = await write_request(ctx, client, draft, persona, world, seed)
+        def failed(r) -> None:
+            counts["failed_calls"] += 1
+            rejections.add(Rejection(rejection_id=content_id("request-call", task_id, r.error, prefix="rej_"), kind="llm_output",
+                                     subject=f"request/{task_id}", reason=r.error_kind or "error", detail=r.error or "", payload={"raw": r.raw}))  # fmt: skip
+
+        request, source, problems = await write_request(ctx, client, draft, persona, world, seed, failed)
         if not request:
             reject(task_id, "request_refused", "; ".join(problems)[:500], {"agent_id": agent.agent_id, "goal": draft.goal})
             return None

@@ -55,9 +55,9 @@ def _key_params(spec: ToolSpec, world: World) -> dict[str, str]:
 
 def ground_tools(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World], done: set[tuple[str, str]] = frozenset()) -> list[dict[str, Any]]:
     """The toolset's OpenAI tools with key parameters narrowed to the keys seen so far; the
-    tools whose required key has none are left out. `done`: (tool, key) of lookups and deletes
-    that already succeeded: a tool whose only argument is its key is not offered that key
-    again (the same call would return what the agent already has)."""
+    tools whose required key has none are left out. `done`: (tool, key) of calls that already
+    succeeded: the tool is not offered that record again (a small model otherwise repeats a
+    call it has just made, step after step)."""
     out: list[dict[str, Any]] = []
     seen_by_world: dict[str, dict[str, list[str]]] = {}
     for tool in toolset.tools:
@@ -78,8 +78,8 @@ def ground_tools(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[
             if param not in props:
                 continue
             keys = seen.get(collection, [])
-            if param == b.key_param and set(props) == {param}:
-                keys = [k for k in keys if (spec.name, k) not in done]
+            if param == b.key_param:  # a record this tool has already acted on, with success, is not offered again
+                keys = [k for k in keys if (tool["function"]["name"], k) not in done]
             if not keys:
                 if param in required:
                     usable = False

@@ -84,8 +84,9 @@ async def make_worlds(ctx: RunContext) -> dict[str, Any]:
     world_writer = ctx.store.writer(World, flush_every=1)
     today = cfg.today.isoformat()
 
-    def reject(subject: str, reason: str, detail: str, payload: Any) -> None:
-        rejections.add(Rejection(rejection_id=content_id("world", subject, reason, detail, prefix="rej_"), kind="world_design", subject=subject,
+    def reject(subject: str, reason: str, detail: str, payload: Any, kind: str = "llm_output") -> None:
+        """A failed call (llm_output) or a refused design (world_design), with its reason and the model's output."""
+        rejections.add(Rejection(rejection_id=content_id("world", subject, reason, detail, prefix="rej_"), kind=kind, subject=subject,
                                  reason=reason, detail=detail, payload=payload))  # fmt: skip
 
     async with ctx.client() as client:
@@ -132,7 +133,7 @@ async def make_worlds(ctx: RunContext) -> dict[str, Any]:
             world, problem = world_from_design(domain, r.data, today)
             if world is None:
                 counts["designs_refused"] += 1
-                reject(f"world/{domain.name}", "invalid_design", problem or "", {"design": r.data, "domain_id": domain.domain_id})
+                reject(f"world/{domain.name}", "invalid_design", problem or "", {"design": r.data, "domain_id": domain.domain_id}, kind="world_design")
                 return derive_world(domain, today, problem=problem)
             return world
 

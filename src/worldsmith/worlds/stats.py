@@ -11,5 +11,5 @@ SECTIONS = {
         SELECT w.domain, c->>'name' AS collection, c->>'key' AS key, json_array_length(c->'fields') AS fields,
                (SELECT string_agg(f->>'name', ', ') FROM (SELECT unnest(from_json(c->'fields', '["JSON"]')) AS f)) AS field_names
         FROM (SELECT domain, unnest(from_json(collections, '["JSON"]')) AS c FROM worlds WHERE run_id = $run) w ORDER BY 1, 2""",
-    "design refusals": "SELECT reason, left(detail, 100) AS detail, count(*) AS n FROM rejections WHERE run_id = $run AND kind = 'world_design' GROUP BY ALL ORDER BY n DESC",
+    "design refusals and failed calls": "SELECT kind, reason, left(detail, 100) AS detail, count(*) AS n FROM rejections WHERE run_id = $run AND (kind = 'world_design' OR subject LIKE 'world/%' OR subject LIKE 'domains/%') GROUP BY ALL ORDER BY n DESC",
 }
