@@ -84,10 +84,19 @@ def agent_tools(a: int) -> list[int]:
 
 
 def openai_tool(t: int) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": tool_name(t), "description": f"Does {tool_name(t)} on a record of the world: returns it as JSON.",
-                                             "parameters": {"type": "object", "properties": {"id": {"type": "string", "description": "the record id"},
-                                                                                             "note": {"type": "string"}},
-                                                            "required": ["id"], "additionalProperties": False}}}  # fmt: skip
+    return {
+        "type": "function",
+        "function": {
+            "name": tool_name(t),
+            "description": f"Does {tool_name(t)} on a record of the world: returns it as JSON.",
+            "parameters": {
+                "type": "object",
+                "properties": {"id": {"type": "string", "description": "the record id"}, "note": {"type": "string"}},
+                "required": ["id"],
+                "additionalProperties": False,
+            },
+        },
+    }
 
 
 def write_shard(folder: Path, table: pa.Table) -> int:
@@ -122,17 +131,45 @@ def write_catalog_records(run: Path) -> None:
     t = np.arange(N_TOOLS)
     tool_ids = ids("tool_", t, 1)
     sources = np.where(t % 3 == 0, "mcp", np.where(t % 3 == 1, "evolved", "seed")).tolist()
-    write_shard(run / "tools", table(ToolSpec, {
-        "tool_id": tool_ids, "name": [tool_name(i) for i in t], "description": [openai_tool(i)["function"]["description"] for i in t],
-        "input_schema": [json.dumps(openai_tool(i)["function"]["parameters"]) for i in t], "annotations": ["{}"] * N_TOOLS, "extra": ["{}"] * N_TOOLS,
-        "source": sources, "server": [f"server_{i % 97}" if s == "mcp" else None for i, s in zip(t, sources, strict=True)],
-        "domain": [DOMAINS[i % len(DOMAINS)] for i in t]}, N_TOOLS))  # fmt: skip
+    write_shard(
+        run / "tools",
+        table(
+            ToolSpec,
+            {
+                "tool_id": tool_ids,
+                "name": [tool_name(i) for i in t],
+                "description": [openai_tool(i)["function"]["description"] for i in t],
+                "input_schema": [json.dumps(openai_tool(i)["function"]["parameters"]) for i in t],
+                "annotations": ["{}"] * N_TOOLS,
+                "extra": ["{}"] * N_TOOLS,
+                "source": sources,
+                "server": [f"server_{i % 97}" if s == "mcp" else None for i, s in zip(t, sources, strict=True)],
+                "domain": [DOMAINS[i % len(DOMAINS)] for i in t],
+            },
+            N_TOOLS,
+        ),
+    )
     a = np.arange(N_AGENTS)
-    write_shard(run / "agents", table(Agent, {
-        "agent_id": ids("agt_", a, 2), "bundle_id": ids("bnd_", a, 3), "tool_ids": [[tool_ids[x] for x in agent_tools(i)] for i in a],
-        "system_prompt": [f"You are the assistant of desk {i}. Use the tools; never claim an action you did not perform." for i in a],
-        "domain": [DOMAINS[i % len(DOMAINS)] for i in a], "style": ["concise"] * N_AGENTS, "strictness": ["standard"] * N_AGENTS,
-        "policies": ['{"role": "desk"}'] * N_AGENTS}, N_AGENTS))  # fmt: skip
+    write_shard(
+        run / "agents",
+        table(
+            Agent,
+            {
+                "agent_id": ids("agt_", a, 2),
+                "bundle_id": ids("bnd_", a, 3),
+                "tool_ids": [[tool_ids[x] for x in agent_tools(i)] for i in a],
+                "system_prompt": [
+                    f"You are the assistant of desk {i}. Use the tools; never claim an action you did not perform."
+                    for i in a
+                ],
+                "domain": [DOMAINS[i % len(DOMAINS)] for i in a],
+                "style": ["concise"] * N_AGENTS,
+                "strictness": ["standard"] * N_AGENTS,
+                "policies": ['{"role": "desk"}'] * N_AGENTS,
+            },
+            N_AGENTS,
+        ),
+    )
 
 
 def write_chunk(run: Path, start: int, n: int, export_mode: bool) -> dict[str, int]:
@@ -156,8 +193,13 @@ def write_chunk(run: Path, start: int, n: int, export_mode: bool) -> dict[str, i
             tools_by_agent[a] = (offered, json.dumps([openai_tool(t) for t in offered], ensure_ascii=False))
         offered, tools_json = tools_by_agent[a]
         text = rng.integers(0, len(vocab), 40)
-        msgs: list[dict[str, Any]] = [{"role": "system", "content": f"You are the assistant of desk {a}. Use the tools; never claim an action you did not perform."},
-                                      {"role": "user", "content": " ".join(vocab[w] for w in text[:14])}]  # fmt: skip
+        msgs: list[dict[str, Any]] = [
+            {
+                "role": "system",
+                "content": f"You are the assistant of desk {a}. Use the tools; never claim an action you did not perform.",
+            },
+            {"role": "user", "content": " ".join(vocab[w] for w in text[:14])},
+        ]
         calls, faults = [], []
         for c in range(int(n_calls[r])):
             t = offered[int(rng.integers(0, len(offered)))]
@@ -169,13 +211,35 @@ def write_chunk(run: Path, start: int, n: int, export_mode: bool) -> dict[str, i
                 {
                     "role": "assistant",
                     "content": None,
-                    "tool_calls": [{"id": call_id, "type": "function", "function": {"name": tool_name(t), "arguments": args}}],
+                    "tool_calls": [
+                        {"id": call_id, "type": "function", "function": {"name": tool_name(t), "arguments": args}}
+                    ],
                 }
             )
-            msgs.append({"role": "tool", "tool_call_id": call_id, "content": json.dumps({"id": args[8:14], "status": "ok" if ok else "error"})})
-            calls.append({"turn": 1, "call_id": call_id, "name": tool_name(t), "tool": tool_name(t), "tool_id": tool_ids[t], "arguments": json.loads(args),
-                          "read_only": t % 5 < 2, "executor": "simulated", "ok": ok, "error": None if ok else "failed", "fault": fault,
-                          "patch_ops": int(t % 5 >= 2), "attempts": 1})  # fmt: skip
+            msgs.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call_id,
+                    "content": json.dumps({"id": args[8:14], "status": "ok" if ok else "error"}),
+                }
+            )
+            calls.append(
+                {
+                    "turn": 1,
+                    "call_id": call_id,
+                    "name": tool_name(t),
+                    "tool": tool_name(t),
+                    "tool_id": tool_ids[t],
+                    "arguments": json.loads(args),
+                    "read_only": t % 5 < 2,
+                    "executor": "simulated",
+                    "ok": ok,
+                    "error": None if ok else "failed",
+                    "fault": fault,
+                    "patch_ops": int(t % 5 >= 2),
+                    "attempts": 1,
+                }
+            )
             if fault:
                 faults.append({"turn": 1, "call_id": call_id, "tool": tool_name(t), "kind": fault, "forced": False})
         msgs.append({"role": "assistant", "content": " ".join(vocab[w] for w in text[14:])})
@@ -189,49 +253,150 @@ def write_chunk(run: Path, start: int, n: int, export_mode: bool) -> dict[str, i
         calls_col.append(json.dumps(calls))
         faults_col.append(json.dumps(faults))
         n_faults.append(len(faults))
-        states.append(json.dumps({"initial": {"records": [{"id": "r-1001", "status": "open"}]}, "final": {"records": [{"id": "r-1001", "status": "closed"}]},
-                                  "patches": [{"call_id": "call_0", "tool": "update", "patch": [{"op": "replace", "path": "/records/0/status", "value": "closed"}]}]}))  # fmt: skip
+        states.append(
+            json.dumps(
+                {
+                    "initial": {"records": [{"id": "r-1001", "status": "open"}]},
+                    "final": {"records": [{"id": "r-1001", "status": "closed"}]},
+                    "patches": [
+                        {
+                            "call_id": "call_0",
+                            "tool": "update",
+                            "patch": [{"op": "replace", "path": "/records/0/status", "value": "closed"}],
+                        }
+                    ],
+                }
+            )
+        )
     turns = np.where(status == "max_turns", 8, rng.integers(1, 4, n))
     gen_tokens = rng.integers(80, 600, n)
     usage = [
-        json.dumps({"agent": {"calls": int(c) + 1, "prompt_tokens": int(g) * 6, "completion_tokens": int(g)}}) for c, g in zip(n_calls, gen_tokens, strict=True)
+        json.dumps({"agent": {"calls": int(c) + 1, "prompt_tokens": int(g) * 6, "completion_tokens": int(g)}})
+        for c, g in zip(n_calls, gen_tokens, strict=True)
     ]
-    written = {"trajectories": write_shard(run / "trajectories", table(Trajectory, {
-        "trajectory_id": traj_ids, "task_id": task_ids, "agent_id": agent_ids, "sample": (i % SAMPLES_PER_TASK).tolist(), "seed": (i * 7919).tolist(),
-        "messages": messages, "tools": tools_col, "world_states": states, "calls": calls_col, "faults": faults_col, "usage": usage,
-        "models": ['{"agent": "smollm2-135m", "user_sim": "smollm2-135m", "tool_sim": "smollm2-135m"}'] * n, "model": ["smollm2-135m"] * n,
-        "status": status.tolist(), "reason": np.where(status == "finished", "user_stop", "limit").tolist(), "turns": turns.tolist(),
-        "tool_calls": n_calls.tolist(), "generated_tokens": gen_tokens.tolist(), "latency_s": rng.uniform(5, 90, n).round(3).tolist()}, n))}  # fmt: skip
+    written = {
+        "trajectories": write_shard(
+            run / "trajectories",
+            table(
+                Trajectory,
+                {
+                    "trajectory_id": traj_ids,
+                    "task_id": task_ids,
+                    "agent_id": agent_ids,
+                    "sample": (i % SAMPLES_PER_TASK).tolist(),
+                    "seed": (i * 7919).tolist(),
+                    "messages": messages,
+                    "tools": tools_col,
+                    "world_states": states,
+                    "calls": calls_col,
+                    "faults": faults_col,
+                    "usage": usage,
+                    "models": ['{"agent": "smollm2-135m", "user_sim": "smollm2-135m", "tool_sim": "smollm2-135m"}'] * n,
+                    "model": ["smollm2-135m"] * n,
+                    "status": status.tolist(),
+                    "reason": np.where(status == "finished", "user_stop", "limit").tolist(),
+                    "turns": turns.tolist(),
+                    "tool_calls": n_calls.tolist(),
+                    "generated_tokens": gen_tokens.tolist(),
+                    "latency_s": rng.uniform(5, 90, n).round(3).tolist(),
+                },
+                n,
+            ),
+        )
+    }
     if export_mode:
         passed = i % 11 != 10
     else:
         passed = (status == "finished") & (rng.random(n) < 0.7)
-    reasons = [[] if p else [["criterion:state:c2", "criterion:call:c1", "hack:unbacked_claim", "critic_score"][int(h % np.uint64(4))]]
-               + ([] if s == "finished" else [f"status:{s}"]) for p, s, h in zip(passed, status, mix(i), strict=True)]  # fmt: skip
-    criteria = [json.dumps([{"criterion_id": "c1", "kind": "call", "description": "calls the right tool", "passed": True, "evidence": "matched call_0",
-                             "source": "deterministic"},
-                            {"criterion_id": "c2", "kind": "state", "description": "the record is closed", "passed": bool(p), "evidence": "/records/0/status",
-                             "source": "deterministic"}]) for p in passed]  # fmt: skip
+    reasons = [
+        []
+        if p
+        else [["criterion:state:c2", "criterion:call:c1", "hack:unbacked_claim", "critic_score"][int(h % np.uint64(4))]]
+        + ([] if s == "finished" else [f"status:{s}"])
+        for p, s, h in zip(passed, status, mix(i), strict=True)
+    ]
+    criteria = [
+        json.dumps(
+            [
+                {
+                    "criterion_id": "c1",
+                    "kind": "call",
+                    "description": "calls the right tool",
+                    "passed": True,
+                    "evidence": "matched call_0",
+                    "source": "deterministic",
+                },
+                {
+                    "criterion_id": "c2",
+                    "kind": "state",
+                    "description": "the record is closed",
+                    "passed": bool(p),
+                    "evidence": "/records/0/status",
+                    "source": "deterministic",
+                },
+            ]
+        )
+        for p in passed
+    ]
     nf = np.array(n_faults)
-    written["verdicts"] = write_shard(run / "verdicts", table(Verdict, {
-        "trajectory_id": traj_ids, "task_id": task_ids, "agent_id": agent_ids, "criteria": criteria, "hacks": ["[]"] * n, "critic": ["{}"] * n,
-        "critic_score": rng.uniform(0.5, 1.0, n).round(3).tolist(), "faults": nf.tolist(), "passed": passed.tolist(), "reasons": reasons,
-        "faults_handled": [None if f == 0 else bool(p) for f, p in zip(nf, passed, strict=True)]}, n))  # fmt: skip
+    written["verdicts"] = write_shard(
+        run / "verdicts",
+        table(
+            Verdict,
+            {
+                "trajectory_id": traj_ids,
+                "task_id": task_ids,
+                "agent_id": agent_ids,
+                "criteria": criteria,
+                "hacks": ["[]"] * n,
+                "critic": ["{}"] * n,
+                "critic_score": rng.uniform(0.5, 1.0, n).round(3).tolist(),
+                "faults": nf.tolist(),
+                "passed": passed.tolist(),
+                "reasons": reasons,
+                "faults_handled": [None if f == 0 else bool(p) for f, p in zip(nf, passed, strict=True)],
+            },
+            n,
+        ),
+    )
     first_task = np.unique(task_i[i % SAMPLES_PER_TASK == 0])
     if len(first_task):
         k = len(first_task)
-        written["tasks"] = write_shard(run / "tasks", table(Task, {
-            "task_id": ids("tsk_", first_task, 5), "agent_id": ids("agt_", agent_index(first_task), 2),
-            "difficulty": [DIFFICULTIES[int(x % np.uint64(len(DIFFICULTIES)))] for x in mix(first_task)],
-            "user_persona": ['{"communication": "brief", "patience": "medium"}'] * k, "user_goal": ['{"request": "Close record r-1001.", "facts": {}}'] * k,
-            "initial_state": ['{"records": [{"id": "r-1001", "status": "open"}]}'] * k,
-            "rubric": ['{"criteria": [{"criterion_id": "c2", "kind": "state", "description": "closed", "pointer": "/records/0/status", "op": "equals", "value": "closed"}]}'] * k,
-        }, k))  # fmt: skip
+        written["tasks"] = write_shard(
+            run / "tasks",
+            table(
+                Task,
+                {
+                    "task_id": ids("tsk_", first_task, 5),
+                    "agent_id": ids("agt_", agent_index(first_task), 2),
+                    "difficulty": [DIFFICULTIES[int(x % np.uint64(len(DIFFICULTIES)))] for x in mix(first_task)],
+                    "user_persona": ['{"communication": "brief", "patience": "medium"}'] * k,
+                    "user_goal": ['{"request": "Close record r-1001.", "facts": {}}'] * k,
+                    "initial_state": ['{"records": [{"id": "r-1001", "status": "open"}]}'] * k,
+                    "rubric": [
+                        '{"criteria": [{"criterion_id": "c2", "kind": "state", "description": "closed", "pointer": "/records/0/status", "op": "equals", "value": "closed"}]}'
+                    ]
+                    * k,
+                },
+                k,
+            ),
+        )
     if not export_mode:
         keep = np.flatnonzero(passed)
-        written["sft"] = write_shard(run / "sft", table(SFTExample, {
-            "example_id": ids("ex_", i[keep], 6), "messages": [messages[r] for r in keep], "tools": [tools_col[r] for r in keep],
-            "metadata": [json.dumps({"run_id": RUN_ID, "trajectory_id": traj_ids[r]}) for r in keep], "split": ["train"] * len(keep)}, len(keep)))  # fmt: skip
+        written["sft"] = write_shard(
+            run / "sft",
+            table(
+                SFTExample,
+                {
+                    "example_id": ids("ex_", i[keep], 6),
+                    "messages": [messages[r] for r in keep],
+                    "tools": [tools_col[r] for r in keep],
+                    "metadata": [json.dumps({"run_id": RUN_ID, "trajectory_id": traj_ids[r]}) for r in keep],
+                    "split": ["train"] * len(keep),
+                },
+                len(keep),
+            ),
+        )
     return written
 
 
@@ -243,13 +408,25 @@ def generate(data: Path, rows: int, shard_rows: int, export_mode: bool) -> dict[
     starts = list(range(0, rows, shard_rows))
     totals: dict[str, int] = {}
     with ProcessPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
-        for written in pool.map(write_chunk, [run] * len(starts), starts, [min(shard_rows, rows - s) for s in starts], [export_mode] * len(starts)):
+        for written in pool.map(
+            write_chunk,
+            [run] * len(starts),
+            starts,
+            [min(shard_rows, rows - s) for s in starts],
+            [export_mode] * len(starts),
+        ):
             for k, v in written.items():
                 totals[k] = totals.get(k, 0) + v
-    info = {"run_id": RUN_ID, "status": "finished", "started_at": CREATED.isoformat(), "usage": {
-        "agent": {"calls": rows * 3, "prompt_tokens": rows * 1500, "completion_tokens": rows * 250},
-        "user_sim": {"calls": rows * 2, "prompt_tokens": rows * 800, "completion_tokens": rows * 60},
-        "tool_sim": {"calls": rows * 2, "prompt_tokens": rows * 900, "completion_tokens": rows * 80}}}  # fmt: skip
+    info = {
+        "run_id": RUN_ID,
+        "status": "finished",
+        "started_at": CREATED.isoformat(),
+        "usage": {
+            "agent": {"calls": rows * 3, "prompt_tokens": rows * 1500, "completion_tokens": rows * 250},
+            "user_sim": {"calls": rows * 2, "prompt_tokens": rows * 800, "completion_tokens": rows * 60},
+            "tool_sim": {"calls": rows * 2, "prompt_tokens": rows * 900, "completion_tokens": rows * 80},
+        },
+    }
     (run / "run.json").write_text(json.dumps(info))
     size = {stage: sum(p.stat().st_size for p in (run / stage).glob("*.parquet")) for stage in totals}
     return {
@@ -295,14 +472,31 @@ def export_child(data: str, out: str, near_duplicate_threshold: str) -> None:
     from worldsmith.llm import Prompts
     from worldsmith.store import RunStore
 
-    cfg = validate_config({"export": {"out_dir": out, "validation_fraction": 0.1, "near_duplicate_threshold": float(near_duplicate_threshold)}})
+    cfg = validate_config(
+        {
+            "export": {
+                "out_dir": out,
+                "validation_fraction": 0.1,
+                "near_duplicate_threshold": float(near_duplicate_threshold),
+            }
+        }
+    )
     ctx = RunContext(cfg=cfg, root=ROOT, run_id=RUN_ID, store=RunStore(data, RUN_ID), prompts=Prompts(ROOT / "prompts"))
     before = peak_rss_mb()
     t0, c0 = time.perf_counter(), time.process_time()
     counts = run_export(ctx)
     seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(json.dumps({"seconds": round(seconds, 1), "cpu_s": round(cpu, 1), "rss_before_mb": before, "peak_rss_mb": peak_rss_mb(),
-                      "counts": {k: v for k, v in counts.items() if k != "folder"}}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "seconds": round(seconds, 1),
+                "cpu_s": round(cpu, 1),
+                "rss_before_mb": before,
+                "peak_rss_mb": peak_rss_mb(),
+                "counts": {k: v for k, v in counts.items() if k != "folder"},
+            }
+        )
+    )
 
 
 # (name, export.near_duplicate_threshold): the default config, and without the MinHash index (its per-example state)
@@ -316,14 +510,26 @@ def export_runs(tmp: Path, kept: int, shard_rows: int) -> list[dict[str, Any]]:
     gen = generate(data, rows, shard_rows, export_mode=True)
     results = []
     for variant, threshold in EXPORT_VARIANTS:
-        shutil.rmtree(data / "runs" / RUN_ID / "sft", ignore_errors=True)  # the export appends its records: start each from none
+        shutil.rmtree(
+            data / "runs" / RUN_ID / "sft", ignore_errors=True
+        )  # the export appends its records: start each from none
         shutil.rmtree(data / "exports", ignore_errors=True)
-        proc = subprocess.run([sys.executable, __file__, "--export-child", str(data), str(data / "exports"), str(threshold)],
-                              capture_output=True, text=True, check=False)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, __file__, "--export-child", str(data), str(data / "exports"), str(threshold)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if proc.returncode:
             raise SystemExit(f"export of {kept} ({variant}) failed:\n{proc.stderr[-4000:]}")
-        out = {"variant": variant, "near_duplicate_threshold": threshold, "kept": sum(1 for i in range(rows) if i % 11 != 10), "trajectories": rows,
-               "generate_s": gen["seconds"], **json.loads(proc.stdout.strip().splitlines()[-1])}  # fmt: skip
+        out = {
+            "variant": variant,
+            "near_duplicate_threshold": threshold,
+            "kept": sum(1 for i in range(rows) if i % 11 != 10),
+            "trajectories": rows,
+            "generate_s": gen["seconds"],
+            **json.loads(proc.stdout.strip().splitlines()[-1]),
+        }
         out["growth_mb"] = out["peak_rss_mb"] - out["rss_before_mb"]
         out["export_mb"] = round(sum(p.stat().st_size for p in (data / "exports").rglob("*") if p.is_file()) / 2**20, 1)
         print(f"  {out}", flush=True)
@@ -334,33 +540,60 @@ def export_runs(tmp: Path, kept: int, shard_rows: int) -> list[dict[str, Any]]:
 
 def machine() -> dict[str, Any]:
     cpu = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")), platform.processor()
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
     )
-    return {"cores": os.cpu_count(), "ram_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1), "cpu": cpu,
-            "python": platform.python_version(), "duckdb": duckdb.__version__, "pyarrow": pa.__version__, "platform": platform.platform()}  # fmt: skip
+    return {
+        "cores": os.cpu_count(),
+        "ram_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "duckdb": duckdb.__version__,
+        "pyarrow": pa.__version__,
+        "platform": platform.platform(),
+    }
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rows", type=int, default=1_000_000, help="trajectory rows for the query part")
-    p.add_argument("--export-rows", type=int, default=100_000, help="kept trajectories for the big export (the small one has a tenth)")
+    p.add_argument(
+        "--export-rows",
+        type=int,
+        default=100_000,
+        help="kept trajectories for the big export (the small one has a tenth)",
+    )
     p.add_argument("--shard-rows", type=int, default=10_000, help="rows per Parquet shard")
-    p.add_argument("--keep", type=Path, default=None, help="build the query run here and keep it (default: a temporary folder)")
-    p.add_argument("--export-child", nargs=3, metavar=("DATA", "OUT", "NEAR_DUPLICATE_THRESHOLD"), help=argparse.SUPPRESS)
+    p.add_argument(
+        "--keep", type=Path, default=None, help="build the query run here and keep it (default: a temporary folder)"
+    )
+    p.add_argument(
+        "--export-child", nargs=3, metavar=("DATA", "OUT", "NEAR_DUPLICATE_THRESHOLD"), help=argparse.SUPPRESS
+    )
     a = p.parse_args()
     if a.export_child:
         export_child(*a.export_child)
         return
     tmp = Path(a.keep or tempfile.mkdtemp(prefix="worldsmith-scale-"))
-    results: dict[str, Any] = {"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": machine(),
-                               "args": {"rows": a.rows, "export_rows": a.export_rows, "shard_rows": a.shard_rows}}  # fmt: skip
+    results: dict[str, Any] = {
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "machine": machine(),
+        "args": {"rows": a.rows, "export_rows": a.export_rows, "shard_rows": a.shard_rows},
+    }
     try:
         print(f"generating {a.rows:,} trajectories ...", flush=True)
         results["generate"] = generate(tmp / "query", a.rows, a.shard_rows, export_mode=False)
         print(f"  {results['generate']}", flush=True)
         print("report queries:", flush=True)
         results |= time_queries(tmp / "query")
-        print(f"  total {results['queries_total_s']} s; build_report (queries + plots) {results['build_report_s']} s", flush=True)
+        print(
+            f"  total {results['queries_total_s']} s; build_report (queries + plots) {results['build_report_s']} s",
+            flush=True,
+        )
         if not a.keep:
             shutil.rmtree(tmp / "query")
         results["export"] = []
@@ -373,22 +606,32 @@ def main() -> None:
     results["export_flatness"] = {}
     for variant, _ in EXPORT_VARIANTS:
         small, big = (e for e in results["export"] if e["variant"] == variant)
-        results["export_flatness"][variant] = {"peak_rss_ratio": round(big["peak_rss_mb"] / small["peak_rss_mb"], 2),
-                                               "growth_ratio": round(big["growth_mb"] / max(small["growth_mb"], 1), 2),
-                                               "kb_per_extra_example": round(1024 * (big["peak_rss_mb"] - small["peak_rss_mb"]) / (big["kept"] - small["kept"]), 2)}  # fmt: skip
+        results["export_flatness"][variant] = {
+            "peak_rss_ratio": round(big["peak_rss_mb"] / small["peak_rss_mb"], 2),
+            "growth_ratio": round(big["growth_mb"] / max(small["growth_mb"], 1), 2),
+            "kb_per_extra_example": round(
+                1024 * (big["peak_rss_mb"] - small["peak_rss_mb"]) / (big["kept"] - small["kept"]), 2
+            ),
+        }
     print("\n| what | figure |\n| --- | --- |")
-    print(f"| generate {a.rows:,} trajectories (+ verdicts, tasks, SFT) | {results['generate']['seconds']} s, {results['generate']['shards']} shards |")
+    print(
+        f"| generate {a.rows:,} trajectories (+ verdicts, tasks, SFT) | {results['generate']['seconds']} s, {results['generate']['shards']} shards |"
+    )
     print(f"| refresh_catalog | {results['refresh_catalog_s']} s |")
     for name, q in results["queries"].items():
         print(f"| report query `{name}` | {q['seconds']} s |")
     print(f"| all report queries | {results['queries_total_s']} s |")
     print(f"| build_report (queries + 11 plots) | {results['build_report_s']} s |")
     for e in results["export"]:
-        print(f"| export ({e['variant']}) {e['kept']:,} kept -> {e['counts']['examples']:,} examples | {e['seconds']} s; peak RSS {e['peak_rss_mb']} MB "
-              f"({e['rss_before_mb']} MB before, +{e['growth_mb']} MB) |")  # fmt: skip
+        print(
+            f"| export ({e['variant']}) {e['kept']:,} kept -> {e['counts']['examples']:,} examples | {e['seconds']} s; peak RSS {e['peak_rss_mb']} MB "
+            f"({e['rss_before_mb']} MB before, +{e['growth_mb']} MB) |"
+        )
     for variant, f in results["export_flatness"].items():
-        print(f"| export ({variant}) peak RSS {a.export_rows:,} / {a.export_rows // 10:,} | {f['peak_rss_ratio']} (growth ratio {f['growth_ratio']}; "
-              f"{f['kb_per_extra_example']} kB per extra example) |")  # fmt: skip
+        print(
+            f"| export ({variant}) peak RSS {a.export_rows:,} / {a.export_rows // 10:,} | {f['peak_rss_ratio']} (growth ratio {f['growth_ratio']}; "
+            f"{f['kb_per_extra_example']} kB per extra example) |"
+        )
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
     (out / "data_scale.json").write_text(json.dumps(results, indent=1, default=str) + "\n")

@@ -61,24 +61,46 @@ def main() -> None:
             model = tiny(tok)
         else:
             model, tok = load_base(None, torch.float32)
-        cfg = FinetuneConfig(optimizer=kind, max_steps=a.steps, batch_size=2, warmup_steps=1, eval_every=a.steps, save_every=a.steps,
-                             lr=5e-5 if not a.tiny else 3e-3, muon_lr=2e-4 if not a.tiny else 2e-2,
-                             qk_clip_tau=a.qk_clip_tau if variant == "muon_qk_clip" else None)  # fmt: skip
+        cfg = FinetuneConfig(
+            optimizer=kind,
+            max_steps=a.steps,
+            batch_size=2,
+            warmup_steps=1,
+            eval_every=a.steps,
+            save_every=a.steps,
+            lr=5e-5 if not a.tiny else 3e-3,
+            muon_lr=2e-4 if not a.tiny else 2e-2,
+            qk_clip_tau=a.qk_clip_tau if variant == "muon_qk_clip" else None,
+        )
         t0 = time.monotonic()
         r = train(cfg, dataset, tmp / variant, model=model, tokenizer=tok, log=lambda m: None)
-        results[variant] = {"s_per_step": r.seconds_per_step, "tokens_per_s": r.tokens_per_s, "first_loss": round(r.losses[0], 4),
-                         "last_loss": round(r.losses[-1], 4), "val_loss": r.val_losses[-1][1] if r.val_losses else None,
-                         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), "wall_s": round(time.monotonic() - t0, 1),
-                         **({"qk_clip_tau": a.qk_clip_tau, "max_logits": r.max_logits, "clipped_heads": r.clipped_heads} if r.max_logits else {})}  # fmt: skip
+        results[variant] = {
+            "s_per_step": r.seconds_per_step,
+            "tokens_per_s": r.tokens_per_s,
+            "first_loss": round(r.losses[0], 4),
+            "last_loss": round(r.losses[-1], 4),
+            "val_loss": r.val_losses[-1][1] if r.val_losses else None,
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "wall_s": round(time.monotonic() - t0, 1),
+            **(
+                {"qk_clip_tau": a.qk_clip_tau, "max_logits": r.max_logits, "clipped_heads": r.clipped_heads}
+                if r.max_logits
+                else {}
+            ),
+        }
         print(json.dumps({variant: results[variant]}), flush=True)
     results["muon_step_over_adamw"] = round(results["muon"]["s_per_step"] / results["adamw"]["s_per_step"], 3)
     if "muon_qk_clip" in results:
-        results["qk_clip_step_over_muon"] = round(results["muon_qk_clip"]["s_per_step"] / results["muon"]["s_per_step"], 3)
+        results["qk_clip_step_over_muon"] = round(
+            results["muon_qk_clip"]["s_per_step"] / results["muon"]["s_per_step"], 3
+        )
     print(json.dumps({k: v for k, v in results.items() if k.endswith("_over_adamw") or k.endswith("_over_muon")}))
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
     name = "finetune-tiny.json" if a.tiny else "finetune.json"
-    (out / name).write_text(json.dumps({"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "steps": a.steps, **results}, indent=1) + "\n")
+    (out / name).write_text(
+        json.dumps({"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "steps": a.steps, **results}, indent=1) + "\n"
+    )
 
 
 def _gguf():

@@ -66,8 +66,9 @@ def load_by_path(path: Path, name: str) -> types.ModuleType:
 
     foreign = sorted(m for m in top if not allowed(m))
     if foreign:
-        raise ImportError(f"{path.relative_to(ROOT)} imports {', '.join(foreign)} at module level; "
-                          "the GPU box has only torch")  # fmt: skip
+        raise ImportError(
+            f"{path.relative_to(ROOT)} imports {', '.join(foreign)} at module level; the GPU box has only torch"
+        )
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # registered before exec, as a normal import would be
@@ -347,8 +348,9 @@ def run_variant(name: str, c: Config, a, batch: int, device: str, qk) -> Result:
     # project defaults (FinetuneConfig): lr 5e-5 for AdamW groups, muon_lr 2e-4, weight decay 0
     if name == "torch_adamw":  # reference: torch's own AdamW, fused on CUDA, the same two groups
         groups = muon.param_groups(model, a.lr, None, a.weight_decay, use_muon=False)
-        opt = torch.optim.AdamW(groups, lr=a.lr, betas=(0.9, 0.95), weight_decay=a.weight_decay,
-                                **({"fused": True} if cuda else {}))  # fmt: skip
+        opt = torch.optim.AdamW(
+            groups, lr=a.lr, betas=(0.9, 0.95), weight_decay=a.weight_decay, **({"fused": True} if cuda else {})
+        )
     else:  # the project's optimizer, as loop.py builds it (ns_dtype None = auto: bf16 on CUDA, fp32 on CPU)
         kind = "adamw" if name == "adamw" else "muon"
         opt = muon.make_optimizer(model, kind, lr=a.lr, muon_lr=a.muon_lr, weight_decay=a.weight_decay, ns_dtype=None)
@@ -396,14 +398,24 @@ def run_variant(name: str, c: Config, a, batch: int, device: str, qk) -> Result:
     gib = 1024**3
     step_mean = statistics.fmean(times)
     r = Result(
-        name=name, batch=batch, length=a.length, tokens_per_step=batch * a.length, steps=a.steps,
-        step_s_mean=round(step_mean, 4), step_s_p50=round(statistics.median(times), 4), step_s_min=round(min(times), 4),
-        fwd_bwd_s=mean(0), clip_grad_s=mean(1), optimizer_s=mean(2), qk_apply_s=mean(3),
+        name=name,
+        batch=batch,
+        length=a.length,
+        tokens_per_step=batch * a.length,
+        steps=a.steps,
+        step_s_mean=round(step_mean, 4),
+        step_s_p50=round(statistics.median(times), 4),
+        step_s_min=round(min(times), 4),
+        fwd_bwd_s=mean(0),
+        clip_grad_s=mean(1),
+        optimizer_s=mean(2),
+        qk_apply_s=mean(3),
         tokens_per_s=round(batch * a.length / step_mean, 1),
         peak_mem_gib=round(torch.cuda.max_memory_allocated() / gib, 2) if cuda else None,
         peak_reserved_gib=round(torch.cuda.max_memory_reserved() / gib, 2) if cuda else None,
-        loss_first=round(losses[0], 4), loss_last=round(losses[-1], 4),
-    )  # fmt: skip
+        loss_first=round(losses[0], 4),
+        loss_last=round(losses[-1], 4),
+    )
     if state is not None:
         r.qk_max_logit, r.qk_clipped_heads = round(state.max_logit, 4), state.clipped_heads
     return r
@@ -421,23 +433,40 @@ def free(device: str) -> None:
 
 def table(results: list[Result], cuda: bool) -> str:
     mem = "peak mem GiB (alloc / reserved)" if cuda else "peak mem"
-    head = ("run", "batch x len", "step s mean", "step s p50", "fwd+bwd s", "clip s", "opt.step s", "qk apply s",
-            "tokens/s", mem, "loss first -> last")  # fmt: skip
+    head = (
+        "run",
+        "batch x len",
+        "step s mean",
+        "step s p50",
+        "fwd+bwd s",
+        "clip s",
+        "opt.step s",
+        "qk apply s",
+        "tokens/s",
+        mem,
+        "loss first -> last",
+    )
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         m = f"{r.peak_mem_gib:.2f} / {r.peak_reserved_gib:.2f}" if cuda else "n/a (CPU)"
-        rows.append(f"| {r.name} | {r.batch} x {r.length} | {r.step_s_mean:.4f} | {r.step_s_p50:.4f} "
-                    f"| {r.fwd_bwd_s:.4f} | {r.clip_grad_s:.4f} | {r.optimizer_s:.4f} | {r.qk_apply_s:.4f} "
-                    f"| {r.tokens_per_s:,.0f} | {m} "
-                    f"| {r.loss_first:.3f} -> {r.loss_last:.3f} |")  # fmt: skip
+        rows.append(
+            f"| {r.name} | {r.batch} x {r.length} | {r.step_s_mean:.4f} | {r.step_s_p50:.4f} "
+            f"| {r.fwd_bwd_s:.4f} | {r.clip_grad_s:.4f} | {r.optimizer_s:.4f} | {r.qk_apply_s:.4f} "
+            f"| {r.tokens_per_s:,.0f} | {m} "
+            f"| {r.loss_first:.3f} -> {r.loss_last:.3f} |"
+        )
     return "\n".join(rows)
 
 
 def ratios(results: list[Result]) -> dict[str, float]:
     by = {r.name: r for r in results}
     out = {}
-    pairs = [("muon_over_adamw", "muon", "adamw"), ("muon_qk_clip_over_muon", "muon_qk_clip", "muon"),
-             ("muon_over_torch_adamw", "muon", "torch_adamw"), ("adamw_over_torch_adamw", "adamw", "torch_adamw")]
+    pairs = [
+        ("muon_over_adamw", "muon", "adamw"),
+        ("muon_qk_clip_over_muon", "muon_qk_clip", "muon"),
+        ("muon_over_torch_adamw", "muon", "torch_adamw"),
+        ("adamw_over_torch_adamw", "adamw", "torch_adamw"),
+    ]
     for key, num, den in pairs:
         if num in by and den in by:
             out[key] = round(by[num].step_s_mean / by[den].step_s_mean, 3)
@@ -463,14 +492,23 @@ def main() -> int:
     p.add_argument("--length", type=int, default=None, help="tokens per row (default 4096; 256 on a CPU)")
     p.add_argument("--checkpointing", action="store_true", help="activation checkpointing per block (off by default)")
     p.add_argument("--qk-clip-tau", type=float, default=100.0, help="QK-clip threshold (K2: 100); 0 skips that run")
-    p.add_argument("--qk-clip-impl", choices=("project", "mirror"), default="project",
-                   help="project: qk_clip.py's own functions (falls back to the mirror if it won't load)")
+    p.add_argument(
+        "--qk-clip-impl",
+        choices=("project", "mirror"),
+        default="project",
+        help="project: qk_clip.py's own functions (falls back to the mirror if it won't load)",
+    )
     p.add_argument("--no-torch-adamw", action="store_true", help="skip the torch.optim.AdamW (fused) reference run")
     p.add_argument("--lr", type=float, default=5e-5)
     p.add_argument("--muon-lr", type=float, default=2e-4)
     p.add_argument("--weight-decay", type=float, default=0.0)
-    p.add_argument("--out", type=Path, default=None, help="JSON (default benchmarks/results/gpu_check.json; "
-                   "gpu_check-cpu.json for a CPU smoke run, so it never overwrites the GPU figure)")  # fmt: skip
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="JSON (default benchmarks/results/gpu_check.json; "
+        "gpu_check-cpu.json for a CPU smoke run, so it never overwrites the GPU figure)",
+    )
     a = p.parse_args()
     cuda = torch.cuda.is_available()
     device = "cuda" if cuda else "cpu"
@@ -495,33 +533,59 @@ def main() -> int:
     variants = ["adamw", "muon", *(["muon_qk_clip"] if qk else []), *([] if a.no_torch_adamw else ["torch_adamw"])]
 
     if not cuda:
-        print("=" * 100 + "\nCPU SMOKE RUN (no CUDA): tiny model in fp32 -- these numbers say the script works, "
-              "they are NOT the GPU figure\n" + "=" * 100)  # fmt: skip
+        print(
+            "=" * 100 + "\nCPU SMOKE RUN (no CUDA): tiny model in fp32 -- these numbers say the script works, "
+            "they are NOT the GPU figure\n" + "=" * 100
+        )
     dev_name = torch.cuda.get_device_name(0) if cuda else platform.processor() or platform.machine()
-    print(f"torch {torch.__version__} (CUDA {torch.version.cuda}), device: {device} {dev_name}, "
-          f"python {platform.python_version()}")
+    print(
+        f"torch {torch.__version__} (CUDA {torch.version.cuda}), device: {device} {dev_name}, "
+        f"python {platform.python_version()}"
+    )
     print(f"model {a.model}: {asdict(c)}")
-    print(f"parameters: {n_params:,} ({n_params / 1e9:.3f} B); Muon takes {n_muon:,} (block matrices), "
-          f"AdamW {n_params - n_muon:,} (embeddings, head, norms)")  # fmt: skip
-    print(f"muon.py loaded by path from {MUON_PY.relative_to(ROOT)} (top-level imports: "
-          f"{', '.join(muon.top_level_imports)})")  # fmt: skip
+    print(
+        f"parameters: {n_params:,} ({n_params / 1e9:.3f} B); Muon takes {n_muon:,} (block matrices), "
+        f"AdamW {n_params - n_muon:,} (embeddings, head, norms)"
+    )
+    print(
+        f"muon.py loaded by path from {MUON_PY.relative_to(ROOT)} (top-level imports: "
+        f"{', '.join(muon.top_level_imports)})"
+    )
     if qk:
         print(f"QK-clip tau {a.qk_clip_tau:g}: {qk[0]}")
     precision = "bf16 autocast, fp32 master weights and optimizer state, Newton-Schulz in bf16" if cuda else "fp32"
     tf32 = "on" if torch.backends.cuda.matmul.allow_tf32 else "off"
     print(f"precision: {precision}; TF32 matmul {tf32} (torch's default, which loop.py leaves as is)")
-    print(f"batch {a.batch} x {a.length} = {a.batch * a.length:,} tokens/step, "
-          f"warmup {a.warmup} + {a.steps} timed steps, "
-          f"checkpointing {'on' if a.checkpointing else 'off'}, runs: {', '.join(variants)}", flush=True)
+    print(
+        f"batch {a.batch} x {a.length} = {a.batch * a.length:,} tokens/step, "
+        f"warmup {a.warmup} + {a.steps} timed steps, "
+        f"checkpointing {'on' if a.checkpointing else 'off'}, runs: {', '.join(variants)}",
+        flush=True,
+    )
 
     payload = {
         "what": "Muon vs AdamW step time, random-weight Llama-style decoder (benchmarks/gpu_check.py)",
-        "cpu_smoke": not cuda, "device": f"{device} {dev_name}", "torch": torch.__version__, "cuda": torch.version.cuda,
-        "model": a.model, "config": asdict(c), "parameters": n_params, "muon_parameters": n_muon,
-        "batch_requested": a.batch, "length": a.length, "warmup": a.warmup, "steps": a.steps,
-        "checkpointing": a.checkpointing, "qk_clip_tau": a.qk_clip_tau, "qk_clip_impl": qk[0] if qk else None,
-        "lr": a.lr, "muon_lr": a.muon_lr, "weight_decay": a.weight_decay, "results": [], "complete": False,
-    }  # fmt: skip
+        "cpu_smoke": not cuda,
+        "device": f"{device} {dev_name}",
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "model": a.model,
+        "config": asdict(c),
+        "parameters": n_params,
+        "muon_parameters": n_muon,
+        "batch_requested": a.batch,
+        "length": a.length,
+        "warmup": a.warmup,
+        "steps": a.steps,
+        "checkpointing": a.checkpointing,
+        "qk_clip_tau": a.qk_clip_tau,
+        "qk_clip_impl": qk[0] if qk else None,
+        "lr": a.lr,
+        "muon_lr": a.muon_lr,
+        "weight_decay": a.weight_decay,
+        "results": [],
+        "complete": False,
+    }
     batch, results, oom = a.batch, [], []
     try:
         while True:
@@ -543,14 +607,22 @@ def main() -> int:
                         raise SystemExit("out of memory even at batch 1")
                     break
                 results.append(r)
-                print(f"  {name}: {r.step_s_mean:.4f} s/step, {r.tokens_per_s:,.0f} tokens/s, "
-                      f"peak {r.peak_mem_gib if cuda else 'n/a'} GiB ({time.monotonic() - t:.0f} s for the run, "
-                      f"{time.monotonic() - T0:.0f} s so far)", flush=True)  # fmt: skip
+                print(
+                    f"  {name}: {r.step_s_mean:.4f} s/step, {r.tokens_per_s:,.0f} tokens/s, "
+                    f"peak {r.peak_mem_gib if cuda else 'n/a'} GiB ({time.monotonic() - t:.0f} s for the run, "
+                    f"{time.monotonic() - T0:.0f} s so far)",
+                    flush=True,
+                )
                 if len(results) == 1:  # the first run sizes the rest: say so, in case it is too long
                     est = (time.monotonic() - t) * len(variants)
                     print(f"  estimate for all {len(variants)} runs: ~{est:.0f} s", flush=True)
-                payload.update(results=[asdict(x) for x in results], batch_used=batch, oom_retries=oom,
-                               ratios=ratios(results), elapsed_s=round(time.monotonic() - T0, 1))  # fmt: skip
+                payload.update(
+                    results=[asdict(x) for x in results],
+                    batch_used=batch,
+                    oom_retries=oom,
+                    ratios=ratios(results),
+                    elapsed_s=round(time.monotonic() - T0, 1),
+                )
                 write(a.out, payload)  # after every run: a timeout still leaves what was measured
             if not retry:
                 break
@@ -574,17 +646,23 @@ def main() -> int:
     if "muon_over_adamw" in rs:
         ok = rs["muon_over_adamw"] <= 1.15
         verdict = ("PASS" if ok else "FAIL") if cuda else "n/a on a CPU"
-        print(f"Muon / AdamW step time: {rs['muon_over_adamw']:.3f} (p50 {rs['muon_over_adamw_p50']:.3f}); "
-              f"goal <= 1.15: {verdict}")  # fmt: skip
+        print(
+            f"Muon / AdamW step time: {rs['muon_over_adamw']:.3f} (p50 {rs['muon_over_adamw_p50']:.3f}); "
+            f"goal <= 1.15: {verdict}"
+        )
         print(f"Muon - AdamW in opt.step() alone: {rs['muon_minus_adamw_opt_step_s']:+.4f} s")
     if "muon_qk_clip_over_muon" in rs:
         r = next(x for x in results if x.name == "muon_qk_clip")
-        print(f"(Muon + QK-clip) / Muon step time: {rs['muon_qk_clip_over_muon']:.3f} "
-              f"(p50 {rs['muon_qk_clip_over_muon_p50']:.3f}); largest logit {r.qk_max_logit}, "
-              f"{r.qk_clipped_heads} head rescales at tau {a.qk_clip_tau:g}")  # fmt: skip
+        print(
+            f"(Muon + QK-clip) / Muon step time: {rs['muon_qk_clip_over_muon']:.3f} "
+            f"(p50 {rs['muon_qk_clip_over_muon_p50']:.3f}); largest logit {r.qk_max_logit}, "
+            f"{r.qk_clipped_heads} head rescales at tau {a.qk_clip_tau:g}"
+        )
     if "muon_over_torch_adamw" in rs:
-        print(f"Muon / torch AdamW{' (fused)' if cuda else ''}: {rs['muon_over_torch_adamw']:.3f}; "
-              f"project AdamW / torch AdamW: {rs['adamw_over_torch_adamw']:.3f}")  # fmt: skip
+        print(
+            f"Muon / torch AdamW{' (fused)' if cuda else ''}: {rs['muon_over_torch_adamw']:.3f}; "
+            f"project AdamW / torch AdamW: {rs['adamw_over_torch_adamw']:.3f}"
+        )
     if batch != a.batch:
         print(f"batch used: {batch} (asked {a.batch}; out of memory at {', '.join(str(o['batch']) for o in oom)})")
     print(f"imports: {'torch only, no transformers or worldsmith' if not leaked else 'LEAKED ' + ', '.join(leaked)}")

@@ -77,12 +77,36 @@ def trajectory(turns: list[dict[str, Any]], system: str = "") -> Trajectory:
                     )
             messages.append({"role": "tool", "tool_call_id": cid, "content": content})
             patched = bool(patches and patches[-1].call_id == cid)
-            calls.append(ToolCall(turn=users, call_id=cid, name=name, tool=name, tool_id=f"tool_{name}",
-                                  arguments=t.get("args", {}), read_only=read_only, executor=executor, ok=ok,
-                                  error=error, patch_ops=int(patched)))  # fmt: skip
-    return Trajectory(trajectory_id="trj_fixture", task_id="tsk_fixture", agent_id="agt_fixture", sample=0, seed=0,
-                      messages=messages, tools=[], world_states=WorldStates(patches=patches), calls=calls,
-                      model="fixture", status="finished", turns=users, tool_calls=len(calls))  # fmt: skip
+            calls.append(
+                ToolCall(
+                    turn=users,
+                    call_id=cid,
+                    name=name,
+                    tool=name,
+                    tool_id=f"tool_{name}",
+                    arguments=t.get("args", {}),
+                    read_only=read_only,
+                    executor=executor,
+                    ok=ok,
+                    error=error,
+                    patch_ops=int(patched),
+                )
+            )
+    return Trajectory(
+        trajectory_id="trj_fixture",
+        task_id="tsk_fixture",
+        agent_id="agt_fixture",
+        sample=0,
+        seed=0,
+        messages=messages,
+        tools=[],
+        world_states=WorldStates(patches=patches),
+        calls=calls,
+        model="fixture",
+        status="finished",
+        turns=users,
+        tool_calls=len(calls),
+    )
 
 
 def case_trajectory(case: dict[str, Any], systems: dict[str, str]) -> Trajectory:
@@ -142,7 +166,9 @@ def table(label: str, scores: dict[str, dict[str, Any]]) -> list[str]:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=Path, default=CASES)
-    p.add_argument("--before", default="9786ea9", help="git revision of judge/hacks.py to compare with (default: before the fixes)")
+    p.add_argument(
+        "--before", default="9786ea9", help="git revision of judge/hacks.py to compare with (default: before the fixes)"
+    )
     p.add_argument("--no-before", action="store_true", help="score only the working tree's find_hacks")
     p.add_argument("-v", "--verbose", action="store_true", help="list the false positives and false negatives")
     a = p.parse_args()

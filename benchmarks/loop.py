@@ -54,17 +54,33 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "loop.json")
     a = ap.parse_args(argv)
     t0 = time.monotonic()
-    sizes = [f"run.name={a.name}", f"tools.bundles.count={a.agents}", f"tasks.per_agent={a.tasks_per_agent}",
-             f"rollouts.samples_per_task={a.samples}", "export.validation_fraction=0.25", f"finetune.max_steps={a.steps}",
-             f"finetune.batch_size={a.batch}", f"eval.samples_per_task={a.eval_samples}", f"eval.max_tasks={a.eval_tasks}",
-             "eval.grounding=off", "eval.modes=[constrained, native]", "eval.compare_base=false"]  # fmt: skip
+    sizes = [
+        f"run.name={a.name}",
+        f"tools.bundles.count={a.agents}",
+        f"tasks.per_agent={a.tasks_per_agent}",
+        f"rollouts.samples_per_task={a.samples}",
+        "export.validation_fraction=0.25",
+        f"finetune.max_steps={a.steps}",
+        f"finetune.batch_size={a.batch}",
+        f"eval.samples_per_task={a.eval_samples}",
+        f"eval.max_tasks={a.eval_tasks}",
+        "eval.grounding=off",
+        "eval.modes=[constrained, native]",
+        "eval.compare_base=false",
+    ]
     cfg, root = load_config(ROOT / "pipeline.yaml", [*sizes, *a.overrides])
 
     summary = pipeline.synth(cfg, root)
     print_summary(summary)
     export, _ = finetune_paths(cfg, root)
-    kept = sum(1 for _ in (export / "jsonl" / "train.jsonl").open()) if (export / "jsonl" / "train.jsonl").exists() else 0
-    held = sum(1 for _ in (export / "jsonl" / "validation.jsonl").open()) if (export / "jsonl" / "validation.jsonl").exists() else 0
+    kept = (
+        sum(1 for _ in (export / "jsonl" / "train.jsonl").open()) if (export / "jsonl" / "train.jsonl").exists() else 0
+    )
+    held = (
+        sum(1 for _ in (export / "jsonl" / "validation.jsonl").open())
+        if (export / "jsonl" / "validation.jsonl").exists()
+        else 0
+    )
     print(f"loop: {kept} training and {held} validation examples in {export}")
     if not kept:
         raise SystemExit("loop: the run kept nothing to train on; see `worldsmith judge stats`")
@@ -75,27 +91,55 @@ def main(argv: list[str]) -> None:
         ocfg, _ = load_config(ROOT / "pipeline.yaml", [*sizes, *a.overrides, f"finetune.optimizer={optimizer}"])
         source, out = finetune_paths(ocfg, root)
         r = train(ocfg.finetune, source, out)
-        trained[optimizer] = {"steps": r.steps, "first_loss": r.losses[0], "last_loss": r.losses[-1],
-                              "val_loss": r.val_losses[-1][1] if r.val_losses else None, "s_per_step": r.seconds_per_step}  # fmt: skip
+        trained[optimizer] = {
+            "steps": r.steps,
+            "first_loss": r.losses[0],
+            "last_loss": r.losses[-1],
+            "val_loss": r.val_losses[-1][1] if r.val_losses else None,
+            "s_per_step": r.seconds_per_step,
+        }
         models.append(EvalModel(optimizer, str(out / "model")))
 
     results, report = evaluate_models(cfg, root, models, dataset=export)
     rows = []
     for r in results:
         lo, hi = wilson(r.passed, r.trajectories)
-        rows.append({"model": r.label, "mode": r.mode, "tasks": r.tasks, "episodes": r.trajectories, "passed": r.passed, "pass_rate": r.pass_rate,
-                     "pass_rate_ci95": [round(lo, 3), round(hi, 3)], "pass^1": r.pass_hat.get("1"), f"pass^{a.eval_samples}": r.pass_hat.get(str(a.eval_samples)),
-                     "tool_call_validity": r.tool_call_validity, "exact_argument_rate": r.exact_argument_rate, "call_rate": r.call_rate})  # fmt: skip
-    out = {"sizes": vars(a) | {"out": str(a.out)}, "run": summary.run_id, "kept_train": kept, "kept_validation": held, "trained": trained,
-           "eval": rows, "report": str(report), "seconds": round(time.monotonic() - t0, 1)}  # fmt: skip
+        rows.append(
+            {
+                "model": r.label,
+                "mode": r.mode,
+                "tasks": r.tasks,
+                "episodes": r.trajectories,
+                "passed": r.passed,
+                "pass_rate": r.pass_rate,
+                "pass_rate_ci95": [round(lo, 3), round(hi, 3)],
+                "pass^1": r.pass_hat.get("1"),
+                f"pass^{a.eval_samples}": r.pass_hat.get(str(a.eval_samples)),
+                "tool_call_validity": r.tool_call_validity,
+                "exact_argument_rate": r.exact_argument_rate,
+                "call_rate": r.call_rate,
+            }
+        )
+    out = {
+        "sizes": vars(a) | {"out": str(a.out)},
+        "run": summary.run_id,
+        "kept_train": kept,
+        "kept_validation": held,
+        "trained": trained,
+        "eval": rows,
+        "report": str(report),
+        "seconds": round(time.monotonic() - t0, 1),
+    }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(out, indent=2))
     print("\n| model | mode | episodes | pass rate (95% CI) | pass^1 | exact args | any tool call |")
     print("| --- | --- | ---: | --- | ---: | ---: | ---: |")
     for row in rows:
         lo, hi = row["pass_rate_ci95"]
-        print(f"| {row['model']} | {row['mode']} | {row['episodes']} | {row['pass_rate']} ({lo:.3f}–{hi:.3f}) | {row['pass^1']} | "
-              f"{row['exact_argument_rate']} | {row['call_rate']} |")
+        print(
+            f"| {row['model']} | {row['mode']} | {row['episodes']} | {row['pass_rate']} ({lo:.3f}–{hi:.3f}) | {row['pass^1']} | "
+            f"{row['exact_argument_rate']} | {row['call_rate']} |"
+        )
     print(f"\nloop: {out['seconds']} s; figures in {a.out}; report {report}")
 
 

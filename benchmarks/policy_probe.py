@@ -32,7 +32,12 @@ def main() -> None:
     p.add_argument("--set", action="append", default=[], help="config override, as for worldsmith synth")
     p.add_argument("--data", default=str(ROOT / "data"))
     a = p.parse_args()
-    sets = ["smoke.enabled=false", f"rollouts.samples_per_task={a.samples}", "rollouts.first_user_message=goal_request", *a.set]
+    sets = [
+        "smoke.enabled=false",
+        f"rollouts.samples_per_task={a.samples}",
+        "rollouts.first_user_message=goal_request",
+        *a.set,
+    ]
     run = "probe-orders-" + hashlib.sha256(json.dumps(sets).encode()).hexdigest()[:8]  # same settings: the run resumes
     store = RunStore(Path(a.data), run)
     if not store.count(Task):
@@ -44,8 +49,11 @@ def main() -> None:
     t0 = time.monotonic()
     subprocess.run([*cmd, *(x for s in sets for x in ("--set", s))], cwd=ROOT, check=True)
     seconds = time.monotonic() - t0
-    _, rows = query(Path(a.data), f"SELECT t.task_id, t.status, v.passed, v.reasons FROM trajectories t JOIN verdicts v USING (run_id, trajectory_id) "
-                                  f"WHERE t.run_id = '{run}'")  # fmt: skip
+    _, rows = query(
+        Path(a.data),
+        f"SELECT t.task_id, t.status, v.passed, v.reasons FROM trajectories t JOIN verdicts v USING (run_id, trajectory_id) "
+        f"WHERE t.run_id = '{run}'",
+    )
     by_task: dict[str, list[bool]] = {}
     reasons: dict[str, int] = {}
     for task_id, _status, passed, why in rows:
@@ -54,10 +62,20 @@ def main() -> None:
             key = r if r.startswith("status:") else ":".join(r.split(":")[:2])
             reasons[key] = reasons.get(key, 0) + 1
     passed = sum(sum(v) for v in by_task.values())
-    result = {"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "run": run, "settings": sets, "episodes": len(rows), "passed": passed,
-              "pass_rate": round(passed / max(len(rows), 1), 3), "by_task": {k: f"{sum(v)}/{len(v)}" for k, v in sorted(by_task.items())},
-              "drop_reasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])), "seconds": round(seconds, 1)}  # fmt: skip
-    print(f"policy probe ({run}): {passed} of {len(rows)} episodes passed the judge; by task {result['by_task']}; drop reasons {result['drop_reasons']}")
+    result = {
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "run": run,
+        "settings": sets,
+        "episodes": len(rows),
+        "passed": passed,
+        "pass_rate": round(passed / max(len(rows), 1), 3),
+        "by_task": {k: f"{sum(v)}/{len(v)}" for k, v in sorted(by_task.items())},
+        "drop_reasons": dict(sorted(reasons.items(), key=lambda kv: -kv[1])),
+        "seconds": round(seconds, 1),
+    }
+    print(
+        f"policy probe ({run}): {passed} of {len(rows)} episodes passed the judge; by task {result['by_task']}; drop reasons {result['drop_reasons']}"
+    )
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
     (out / "policy_probe.json").write_text(json.dumps(result, indent=1) + "\n")

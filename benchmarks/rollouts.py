@@ -33,7 +33,7 @@ from worlds import cancel_task, order_agent, order_tools, scripted_context  # no
 from worldsmith.config import PipelineConfig, load_config  # noqa: E402
 from worldsmith.context import RunContext  # noqa: E402
 from worldsmith.llm import LLMClient, Prompts  # noqa: E402
-from worldsmith.records import Task, Trajectory  # noqa: E402
+from worldsmith.records import Trajectory  # noqa: E402
 from worldsmith.rollouts.stage import make_rollouts  # noqa: E402
 from worldsmith.store import RunStore  # noqa: E402
 
@@ -49,24 +49,38 @@ def seed_store(store: RunStore, n_tasks: int) -> None:
 def overhead(n: int) -> dict:
     from test_rollouts import ScriptedClient
 
-    cfg = PipelineConfig.model_validate({"rollouts": {"samples_per_task": 1, "concurrency": 8, "real_execution": {"enabled": False}}})
+    cfg = PipelineConfig.model_validate(
+        {"rollouts": {"samples_per_task": 1, "concurrency": 8, "real_execution": {"enabled": False}}}
+    )
     patch = [{"op": "replace", "path": "/orders/0/status", "value": "cancelled"}]
     client = ScriptedClient(
-        user_sim=lambda m: {"message": "Thanks, bye." if len(m) > 4 else "Cancel o-1001 please.", "action": "stop" if len(m) > 4 else "continue"},
-        agent=lambda m: "Order o-1001 is cancelled." if m[-1]["role"] == "tool" else [("cancel_order", {"order_id": "o-1001"})],
+        user_sim=lambda m: {
+            "message": "Thanks, bye." if len(m) > 4 else "Cancel o-1001 please.",
+            "action": "stop" if len(m) > 4 else "continue",
+        },
+        agent=lambda m: (
+            "Order o-1001 is cancelled." if m[-1]["role"] == "tool" else [("cancel_order", {"order_id": "o-1001"})]
+        ),
         tool_sim=lambda m: {"result": {"id": "o-1001", "status": "cancelled"}, "patch": patch},
-    )  # fmt: skip
+    )
     with tempfile.TemporaryDirectory() as tmp:
         store = RunStore(tmp, "overhead")
         seed_store(store, n)
 
-        ctx = scripted_context(client, cfg=cfg, root=ROOT, run_id="overhead", store=store, prompts=Prompts(ROOT / "prompts"))
+        ctx = scripted_context(
+            client, cfg=cfg, root=ROOT, run_id="overhead", store=store, prompts=Prompts(ROOT / "prompts")
+        )
         cpu0, wall0 = time.process_time(), time.perf_counter()
         counts = asyncio.run(make_rollouts(ctx))
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
         trajs = store.read(Trajectory)
-    return {"episodes": counts["new"], "tool_calls": sum(t.tool_calls for t in trajs), "cpu_ms_per_episode": round(1000 * cpu / n, 2),
-            "wall_ms_per_episode": round(1000 * wall / n, 2), "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}  # fmt: skip
+    return {
+        "episodes": counts["new"],
+        "tool_calls": sum(t.tool_calls for t in trajs),
+        "cpu_ms_per_episode": round(1000 * cpu / n, 2),
+        "wall_ms_per_episode": round(1000 * wall / n, 2),
+        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
 
 
 def prefix_cache_counters(url: str) -> dict[str, float]:
@@ -79,8 +93,12 @@ def prefix_cache_counters(url: str) -> dict[str, float]:
         if line.startswith("#") or " " not in line:
             continue
         name, value = line.split("{")[0].split(" ")[0], line.rsplit(" ", 1)[1]
-        for key, metric in (("vllm_queries", "vllm:prefix_cache_queries_total"), ("vllm_hits", "vllm:prefix_cache_hits_total"),
-                            ("llamacpp_processed", "llamacpp:prompt_tokens_total"), ("llamacpp_cached", "llamacpp:prompt_tokens_cached_total")):  # fmt: skip
+        for key, metric in (
+            ("vllm_queries", "vllm:prefix_cache_queries_total"),
+            ("vllm_hits", "vllm:prefix_cache_hits_total"),
+            ("llamacpp_processed", "llamacpp:prompt_tokens_total"),
+            ("llamacpp_cached", "llamacpp:prompt_tokens_cached_total"),
+        ):
             if name == metric:
                 totals[key] = totals.get(key, 0.0) + float(value)
     return totals
@@ -95,15 +113,30 @@ def hit_rate(before: dict[str, float], after: dict[str, float]) -> float | None:
 
 
 def utilisation(url: str, episodes: int, concurrency: int) -> dict:
-    cfg, root = load_config(ROOT / "pipeline.yaml", [f"llm.endpoints.local.urls=[{url}]", f"llm.endpoints.local.max_concurrency={concurrency}",
-                                                      f"rollouts.concurrency={concurrency}", "rollouts.samples_per_task=1",
-                                                      "rollouts.adaptive_concurrency=false"])  # fmt: skip
+    cfg, root = load_config(
+        ROOT / "pipeline.yaml",
+        [
+            f"llm.endpoints.local.urls=[{url}]",
+            f"llm.endpoints.local.max_concurrency={concurrency}",
+            f"rollouts.concurrency={concurrency}",
+            "rollouts.samples_per_task=1",
+            "rollouts.adaptive_concurrency=false",
+        ],
+    )
     recorded: list[dict] = []
     original = LLMClient.chat
 
     async def recording_chat(self, role, messages, **kw):
         result = await original(self, role, messages, **kw)
-        recorded.append({"role": role, "messages": messages, "kw": kw, "completion_tokens": result.completion_tokens, "ended": time.time()})
+        recorded.append(
+            {
+                "role": role,
+                "messages": messages,
+                "kw": kw,
+                "completion_tokens": result.completion_tokens,
+                "ended": time.time(),
+            }
+        )
         return result
 
     LLMClient.chat = recording_chat
@@ -123,7 +156,11 @@ def utilisation(url: str, episodes: int, concurrency: int) -> dict:
         finished = sorted(t.created_at.timestamp() for t in store.read(Trajectory))
         wall0 = time.time() - stage_s
         steady_end = finished[len(finished) - concurrency - 1] if len(finished) > concurrency else None
-        steady_rate = (sum(r["completion_tokens"] for r in recorded if r["ended"] <= steady_end) / (steady_end - wall0)) if steady_end else None
+        steady_rate = (
+            (sum(r["completion_tokens"] for r in recorded if r["ended"] <= steady_end) / (steady_end - wall0))
+            if steady_end
+            else None
+        )
     LLMClient.chat = original
 
     async def replay() -> tuple[int, float]:
@@ -144,13 +181,27 @@ def utilisation(url: str, episodes: int, concurrency: int) -> dict:
     cache_reset = False
     replay_tokens, replay_s = asyncio.run(replay())
     stage_rate, replay_rate = stage_tokens / stage_s, replay_tokens / replay_s
-    return {"episodes": counts["new"], "requests": len(recorded), "stage_tokens": stage_tokens, "stage_s": round(stage_s, 1),
-            "stage_tok_s": round(stage_rate, 1), "saturation_tok_s": round(replay_rate, 1), "replay_s": round(replay_s, 1),
-            "utilisation": round(stage_rate / replay_rate, 3), "prefix_cache_hit_rate": cache_hit_rate,
-            "steady_tok_s": round(steady_rate, 1) if steady_rate else None, "replay_cache_reset": cache_reset,
-            "steady_utilisation": round(steady_rate / replay_rate, 3) if steady_rate else None,
-            "client_cached_share": round(sum(u["cached_tokens"] for u in usage.values()) / max(sum(u["prompt_tokens"] for u in usage.values()), 1), 3),
-            "episode_wall_s": round(stage_s * min(concurrency, episodes) / max(counts["new"], 1), 2), "statuses": {k: v for k, v in counts.items() if k in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error")}}  # fmt: skip
+    return {
+        "episodes": counts["new"],
+        "requests": len(recorded),
+        "stage_tokens": stage_tokens,
+        "stage_s": round(stage_s, 1),
+        "stage_tok_s": round(stage_rate, 1),
+        "saturation_tok_s": round(replay_rate, 1),
+        "replay_s": round(replay_s, 1),
+        "utilisation": round(stage_rate / replay_rate, 3),
+        "prefix_cache_hit_rate": cache_hit_rate,
+        "steady_tok_s": round(steady_rate, 1) if steady_rate else None,
+        "replay_cache_reset": cache_reset,
+        "steady_utilisation": round(steady_rate / replay_rate, 3) if steady_rate else None,
+        "client_cached_share": round(
+            sum(u["cached_tokens"] for u in usage.values()) / max(sum(u["prompt_tokens"] for u in usage.values()), 1), 3
+        ),
+        "episode_wall_s": round(stage_s * min(concurrency, episodes) / max(counts["new"], 1), 2),
+        "statuses": {
+            k: v for k, v in counts.items() if k in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error")
+        },
+    }
 
 
 def main() -> None:
@@ -160,7 +211,12 @@ def main() -> None:
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--overhead-episodes", type=int, default=200)
     p.add_argument("--skip-engine", action="store_true")
-    p.add_argument("--engine", choices=["llamacpp", "vllm"], default="llamacpp", help="the embedded engine to start when --url is not given")
+    p.add_argument(
+        "--engine",
+        choices=["llamacpp", "vllm"],
+        default="llamacpp",
+        help="the embedded engine to start when --url is not given",
+    )
     a = p.parse_args()
     results = {"overhead": overhead(a.overhead_episodes)}
     print(json.dumps({"overhead": results["overhead"]}), flush=True)
@@ -176,8 +232,12 @@ def main() -> None:
         u = results["utilisation"]
         u["engine"] = a.url or a.engine
         # pipeline CPU per episode ÷ an episode's wall time with this engine (an episode holds one slot of `concurrency`)
-        results["overhead"]["share_of_episode_wall"] = round(results["overhead"]["cpu_ms_per_episode"] / 1000 / max(u["episode_wall_s"], 1e-9), 5)
-        print(json.dumps({"utilisation": u, "overhead_share": results["overhead"]["share_of_episode_wall"]}), flush=True)
+        results["overhead"]["share_of_episode_wall"] = round(
+            results["overhead"]["cpu_ms_per_episode"] / 1000 / max(u["episode_wall_s"], 1e-9), 5
+        )
+        print(
+            json.dumps({"utilisation": u, "overhead_share": results["overhead"]["share_of_episode_wall"]}), flush=True
+        )
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
     name = "rollouts.json" if a.skip_engine or a.url or a.engine == "llamacpp" else f"rollouts-{a.engine}.json"

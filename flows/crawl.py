@@ -14,13 +14,17 @@ use_local_server_if_up()
 from prefect import flow, get_run_logger  # noqa: E402
 from prefect.artifacts import create_markdown_artifact  # noqa: E402
 
-from worldsmith.config import load_config  # noqa: E402
-from worldsmith.config import data_dir  # noqa: E402
+from worldsmith.config import (
+    data_dir,  # noqa: E402
+    load_config,  # noqa: E402
+)
 from worldsmith.mcp import run_crawl  # noqa: E402
 
 
 @flow(name="crawl", log_prints=True)
-def crawl(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, servers: list[str] | None = None) -> dict:
+def crawl(
+    config_path: str = "pipeline.yaml", overrides: list[str] | None = None, servers: list[str] | None = None
+) -> dict:
     """Install each server in its own cached venv, list its tools (never call one), write the snapshot."""
     logger = get_run_logger()
     cfg, root = load_config(config_path, overrides or [])
@@ -30,15 +34,27 @@ def crawl(config_path: str = "pipeline.yaml", overrides: list[str] | None = None
         return q if q.is_absolute() else root / q
 
     summary = run_crawl(
-        path(cfg.tools.servers_file), path(cfg.tools.snapshot_dir), path(cfg.crawl.cache_dir),
-        data_dir(cfg, root) / "logs" / "crawl", concurrency=cfg.crawl.concurrency, timeout_s=cfg.crawl.timeout_s,
-        only=servers, log=logger.info,
-    )  # fmt: skip
+        path(cfg.tools.servers_file),
+        path(cfg.tools.snapshot_dir),
+        path(cfg.crawl.cache_dir),
+        data_dir(cfg, root) / "logs" / "crawl",
+        concurrency=cfg.crawl.concurrency,
+        timeout_s=cfg.crawl.timeout_s,
+        only=servers,
+        log=logger.info,
+    )
     failed = summary.get("failed", {})
-    lines = ["# MCP crawl", "", "| servers ok | failed | tools in snapshot | servers in snapshot |", "|---:|---:|---:|---:|",
-             f"| {summary['servers_ok']} | {summary['servers_failed']} | {summary['tools']} | {summary['servers_in_snapshot']} |"]  # fmt: skip
+    lines = [
+        "# MCP crawl",
+        "",
+        "| servers ok | failed | tools in snapshot | servers in snapshot |",
+        "|---:|---:|---:|---:|",
+        f"| {summary['servers_ok']} | {summary['servers_failed']} | {summary['tools']} | {summary['servers_in_snapshot']} |",
+    ]
     if failed:
-        lines += ["", "| failed server | reason |", "|---|---|"] + [f"| {k} | {v[:120]} |" for k, v in sorted(failed.items())]
+        lines += ["", "| failed server | reason |", "|---|---|"] + [
+            f"| {k} | {v[:120]} |" for k, v in sorted(failed.items())
+        ]
     create_markdown_artifact(key="crawl-summary", markdown="\n".join(lines), description="worldsmith MCP crawl")
     return summary
 

@@ -33,8 +33,12 @@ DEPLOYMENTS = [
 
 def deployments():
     return [
-        fl.to_deployment(name=name, schedules=[Cron(cron, timezone=TZ, active=active)], tags=["worldsmith"],
-                         description=(fl.description or "").strip().splitlines()[0] if fl.description else None)  # fmt: skip
+        fl.to_deployment(
+            name=name,
+            schedules=[Cron(cron, timezone=TZ, active=active)],
+            tags=["worldsmith"],
+            description=(fl.description or "").strip().splitlines()[0] if fl.description else None,
+        )
         for name, fl, cron, active in DEPLOYMENTS
     ]
 

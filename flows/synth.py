@@ -66,14 +66,30 @@ def _not_an_outage(task, task_run, state) -> bool:
     return True
 
 
-@task(name="shard", cache_policy=(INPUTS - "ctx") + TASK_SOURCE, persist_result=True, retries=2, retry_delay_seconds=[10, 60],
-      retry_condition_fn=_not_an_outage, task_run_name="{name} {index}/{count}")  # fmt: skip
-def stage_shard(ctx, name: str, index: int, count: int, config_hash: str, run_started_at: str, inputs_hash: str) -> dict:
+@task(
+    name="shard",
+    cache_policy=(INPUTS - "ctx") + TASK_SOURCE,
+    persist_result=True,
+    retries=2,
+    retry_delay_seconds=[10, 60],
+    retry_condition_fn=_not_an_outage,
+    task_run_name="{name} {index}/{count}",
+)
+def stage_shard(
+    ctx, name: str, index: int, count: int, config_hash: str, run_started_at: str, inputs_hash: str
+) -> dict:
     """One shard of a stage that splits; cached on its explicit inputs (ctx is excluded)."""
     return pipeline.BY_NAME[name].run(ctx, Shard(index, count, inputs_hash))
 
 
-@task(name="stage", cache_policy=NO_CACHE, retries=1, retry_delay_seconds=10, retry_condition_fn=_not_an_outage, task_run_name="{name}")
+@task(
+    name="stage",
+    cache_policy=NO_CACHE,
+    retries=1,
+    retry_delay_seconds=10,
+    retry_condition_fn=_not_an_outage,
+    task_run_name="{name}",
+)
 def whole_stage(ctx, name: str) -> dict:
     """A stage that does not split (it resumes by itself)."""
     return pipeline.BY_NAME[name].run(ctx)
@@ -99,24 +115,40 @@ def prefect_parts(ctx, stage, shards: list[Shard]) -> list[dict]:
     if stage.splits_by is None:
         return [whole_stage(ctx, stage.name)]
     started_at = ctx.store.read_info().get("started_at", "")
-    return [_shard_counts(stage, stage_shard(ctx, stage.name, s.index, s.count, ctx.cfg.config_hash(), started_at, s.inputs_hash,
-                                             return_state=True)) for s in shards]  # fmt: skip
+    return [
+        _shard_counts(
+            stage,
+            stage_shard(
+                ctx, stage.name, s.index, s.count, ctx.cfg.config_hash(), started_at, s.inputs_hash, return_state=True
+            ),
+        )
+        for s in shards
+    ]
 
 
 def publish_stage(ctx, result: pipeline.StageResult) -> None:
     """The pipeline's `on_stage` hook: a table artifact per finished stage."""
     if _in_flow_run():
-        create_table_artifact(key=artifact_key(ctx.run_id, result.name), table=[{"figure": k, "value": str(v)} for k, v in result.counts.items()],
-                              description=f"worldsmith {result.name}: run {ctx.run_id}")  # fmt: skip
+        create_table_artifact(
+            key=artifact_key(ctx.run_id, result.name),
+            table=[{"figure": k, "value": str(v)} for k, v in result.counts.items()],
+            description=f"worldsmith {result.name}: run {ctx.run_id}",
+        )
 
 
 def run_stages(config_path: str, overrides: list[str] | None, run_id: str | None, stages: list[str] | None) -> dict:
     """The body every pipeline flow shares: the library's run loop with Prefect tasks and artifacts."""
     cfg, root = load_config(config_path, overrides or [])
     names = [s.name for s in pipeline.select_stages(cfg) if s.name in stages] if stages else None
-    summary = pipeline.synth(cfg, root, run_id=run_id, stages=names, log=_logger().info, run_parts=prefect_parts, on_stage=publish_stage)
+    summary = pipeline.synth(
+        cfg, root, run_id=run_id, stages=names, log=_logger().info, run_parts=prefect_parts, on_stage=publish_stage
+    )
     if _in_flow_run():
-        create_markdown_artifact(key=artifact_key(summary.run_id, "summary"), markdown=summary_markdown(summary), description="worldsmith run")
+        create_markdown_artifact(
+            key=artifact_key(summary.run_id, "summary"),
+            markdown=summary_markdown(summary),
+            description="worldsmith run",
+        )
     print_summary(summary)
     return {"run_id": summary.run_id, "status": summary.status, "stages": {s.name: s.counts for s in summary.stages}}
 
@@ -128,7 +160,9 @@ def synth(config_path: str = "pipeline.yaml", overrides: list[str] | None = None
 
 
 def _stage_flow(stage):
-    def run_stage(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
+    def run_stage(
+        config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None
+    ) -> dict:
         return run_stages(config_path, overrides, run_id, [stage.name])
 
     # a module attribute of this name: Prefect's deployments load a flow by "flows/synth.py:<name>"
@@ -146,13 +180,28 @@ def train_task(cfg, source: str, out: str) -> dict:
     from worldsmith.finetune.loop import train
 
     r = train(cfg.finetune, Path(source), Path(out), log=_logger().info)
-    return {"model": str(r.model_dir), "steps": r.steps, "first_loss": round(r.losses[0], 4), "last_loss": round(r.losses[-1], 4),
-            "val_loss": r.val_losses[-1][1] if r.val_losses else None, "s_per_step": r.seconds_per_step, "tokens_per_s": r.tokens_per_s,
-            "padding": r.padding, **({"max_attention_logit": max(r.max_logits), "qk_clip_head_rescales": r.clipped_heads} if r.max_logits else {})}  # fmt: skip
+    return {
+        "model": str(r.model_dir),
+        "steps": r.steps,
+        "first_loss": round(r.losses[0], 4),
+        "last_loss": round(r.losses[-1], 4),
+        "val_loss": r.val_losses[-1][1] if r.val_losses else None,
+        "s_per_step": r.seconds_per_step,
+        "tokens_per_s": r.tokens_per_s,
+        "padding": r.padding,
+        **(
+            {"max_attention_logit": max(r.max_logits), "qk_clip_head_rescales": r.clipped_heads} if r.max_logits else {}
+        ),
+    }
 
 
 @flow(name="finetune", log_prints=True)
-def finetune(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None, dataset: str | None = None) -> dict:
+def finetune(
+    config_path: str = "pipeline.yaml",
+    overrides: list[str] | None = None,
+    run_id: str | None = None,
+    dataset: str | None = None,
+) -> dict:
     """Fine-tune the base model on the run's exported SFT data (Muon + AdamW), resuming from the last checkpoint."""
     from worldsmith.finetune.loop import finetune_paths
 
@@ -160,14 +209,22 @@ def finetune(config_path: str = "pipeline.yaml", overrides: list[str] | None = N
     source, out = finetune_paths(cfg, root, run_id, dataset)
     counts = (train_task if _in_flow_run() else train_task.fn)(cfg, str(source), str(out))
     if _in_flow_run():
-        create_table_artifact(key=artifact_key(out.name, "finetune"), table=[{"figure": k, "value": str(v)} for k, v in counts.items()],
-                              description="worldsmith finetune")  # fmt: skip
+        create_table_artifact(
+            key=artifact_key(out.name, "finetune"),
+            table=[{"figure": k, "value": str(v)} for k, v in counts.items()],
+            description="worldsmith finetune",
+        )
     return counts
 
 
 @flow(name="eval", log_prints=True)
-def evaluate(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None, model_path: str | None = None,
-             dataset: str | None = None) -> dict:  # fmt: skip
+def evaluate(
+    config_path: str = "pipeline.yaml",
+    overrides: list[str] | None = None,
+    run_id: str | None = None,
+    model_path: str | None = None,
+    dataset: str | None = None,
+) -> dict:
     """The run's held-out tasks with the fine-tuned model (default: this config's `make finetune` output) and the base model as the agent policy."""
     from worldsmith.evaluate import evaluate_models
     from worldsmith.evaluate.stage import eval_plan
@@ -175,10 +232,24 @@ def evaluate(config_path: str = "pipeline.yaml", overrides: list[str] | None = N
     cfg, root = load_config(config_path, overrides or [])
     models, source = eval_plan(cfg, root, run_id, model_path, dataset)
     results, report = evaluate_models(cfg, root, models, run_id=run_id, dataset=source, log=_logger().info)
-    table = [{"model": r.label, "mode": r.mode, "pass_rate": r.pass_rate, **{f"pass^{k}": v for k, v in r.pass_hat.items()}, "tool_call_validity": r.tool_call_validity,
-              "episodes": r.trajectories, "eval_run": r.eval_run_id} for r in results]  # fmt: skip
+    table = [
+        {
+            "model": r.label,
+            "mode": r.mode,
+            "pass_rate": r.pass_rate,
+            **{f"pass^{k}": v for k, v in r.pass_hat.items()},
+            "tool_call_validity": r.tool_call_validity,
+            "episodes": r.trajectories,
+            "eval_run": r.eval_run_id,
+        }
+        for r in results
+    ]
     if _in_flow_run():
-        create_table_artifact(key=artifact_key(Path(models[-1].path).parent.name, "eval"), table=table, description=f"worldsmith eval; report {report}")
+        create_table_artifact(
+            key=artifact_key(Path(models[-1].path).parent.name, "eval"),
+            table=table,
+            description=f"worldsmith eval; report {report}",
+        )
     return {"models": table, "report": str(report)}
 
 

@@ -42,13 +42,24 @@ def _state_file() -> Path:
 
 
 def _env(port: int) -> dict[str, str]:
-    return {**os.environ, "PREFECT_HOME": str(_home()), "DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-            "PREFECT_API_URL": f"http://{UI_HOST}:{port}/api", "PREFECT_UI_API_URL": f"http://{UI_HOST}:{port}/api", **RECORDER}  # fmt: skip
+    return {
+        **os.environ,
+        "PREFECT_HOME": str(_home()),
+        "DO_NOT_TRACK": "1",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_API_URL": f"http://{UI_HOST}:{port}/api",
+        "PREFECT_UI_API_URL": f"http://{UI_HOST}:{port}/api",
+        **RECORDER,
+    }
 
 
 def _get(url: str, data: dict | None = None, timeout: float = 5) -> object:
-    req = urllib.request.Request(url, data=json.dumps(data).encode() if data is not None else None,
-                                 headers={"Content-Type": "application/json"}, method="POST" if data is not None else "GET")  # fmt: skip
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(data).encode() if data is not None else None,
+        headers={"Content-Type": "application/json"},
+        method="POST" if data is not None else "GET",
+    )
     with urllib.request.urlopen(req, timeout=timeout) as resp:
         return json.loads(resp.read() or b"null")
 
@@ -65,7 +76,9 @@ def _wait(what: str, check, timeout: float, proc: subprocess.Popen, log: Path) -
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise SystemExit(f"{what} exited with {proc.returncode}; see {log}:\n" + "".join(log.read_text().splitlines(True)[-15:]))
+            raise SystemExit(
+                f"{what} exited with {proc.returncode}; see {log}:\n" + "".join(log.read_text().splitlines(True)[-15:])
+            )
         try:
             if check():
                 return
@@ -87,14 +100,26 @@ def start(port: int) -> None:
     api = f"http://{UI_HOST}:{port}/api"
     t0 = time.monotonic()
     server_log = logs / "prefect-server.log"
-    server = subprocess.Popen([sys.executable, "-m", "prefect", "server", "start", "--host", UI_HOST, "--port", str(port)],
-                              env=env, cwd=ROOT, stdout=open(server_log, "w"), stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    server = subprocess.Popen(
+        [sys.executable, "-m", "prefect", "server", "start", "--host", UI_HOST, "--port", str(port)],
+        env=env,
+        cwd=ROOT,
+        stdout=open(server_log, "w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     _write_state({"server_pid": server.pid, "serve_pid": -1, "port": port})
     _wait("the Prefect server", lambda: _get(f"{api}/health") is True, 180, server, server_log)
     print(f"Prefect server healthy in {time.monotonic() - t0:.0f} s: http://{UI_HOST}:{port}")
     serve_log = logs / "prefect-serve.log"
-    serving = subprocess.Popen([sys.executable, str(ROOT / "flows" / "serve.py")], env=env, cwd=ROOT,
-                               stdout=open(serve_log, "w"), stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    serving = subprocess.Popen(
+        [sys.executable, str(ROOT / "flows" / "serve.py")],
+        env=env,
+        cwd=ROOT,
+        stdout=open(serve_log, "w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     _write_state({"server_pid": server.pid, "serve_pid": serving.pid, "port": port})
     from serve import DEPLOYMENTS
 

@@ -26,8 +26,14 @@ def _start(engine: str, tmp_path_factory, timeout: float):
     from worldsmith.llm.server import ModelServer
 
     data = tmp_path_factory.mktemp(f"{engine}-server")
-    cfg = ServerConfig(engine=engine, port=free_port(), parallel=4, ctx_size=8192, startup_timeout_s=timeout,
-                       vllm_args=["--enforce-eager", "--dtype", "bfloat16"])  # fmt: skip
+    cfg = ServerConfig(
+        engine=engine,
+        port=free_port(),
+        parallel=4,
+        ctx_size=8192,
+        startup_timeout_s=timeout,
+        vllm_args=["--enforce-eager", "--dtype", "bfloat16"],
+    )
     server = ModelServer(cfg, ROOT, data)
     server.start()
     return server
@@ -53,11 +59,16 @@ def llm_config(url: str, **role_overrides):
     """An LLMConfig whose `local` endpoint is `url` (and fast retries for tests)."""
     from worldsmith.config import LLMConfig
 
-    roles = {r: {"endpoint": "local", "temperature": 0.0, "max_tokens": 256, **role_overrides}
-             for r in ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic")}  # fmt: skip
+    roles = {
+        r: {"endpoint": "local", "temperature": 0.0, "max_tokens": 256, **role_overrides}
+        for r in ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic")
+    }
     return LLMConfig.model_validate(
-        {"endpoints": {"local": {"urls": [url], "model": "smollm2-135m", "timeout_s": 120}},
-         "retry": {"max_attempts": 3, "initial_backoff_s": 0.05, "max_backoff_s": 0.2, "outage_timeout_s": 0}, "roles": roles}  # fmt: skip
+        {
+            "endpoints": {"local": {"urls": [url], "model": "smollm2-135m", "timeout_s": 120}},
+            "retry": {"max_attempts": 3, "initial_backoff_s": 0.05, "max_backoff_s": 0.2, "outage_timeout_s": 0},
+            "roles": roles,
+        }
     )
 
 

@@ -36,8 +36,15 @@ def test_numbers_match_whole_and_by_value():
     assert not passed(1001, "Order o-1001 is open.")  # a number inside an id is part of the id
 
 
-DUE = ["Due 2026-03-14.", "Due on March 14, 2026.", "Due 14 March 2026", "Due Mar 14", "Due 03/14/2026",
-       "Due 14/03/2026", "Due Saturday, March 14th"]  # fmt: skip
+DUE = [
+    "Due 2026-03-14.",
+    "Due on March 14, 2026.",
+    "Due 14 March 2026",
+    "Due Mar 14",
+    "Due 03/14/2026",
+    "Due 14/03/2026",
+    "Due Saturday, March 14th",
+]
 
 
 @pytest.mark.parametrize("text", DUE)
@@ -58,8 +65,13 @@ def test_times_match_in_12_and_24_hour_form():
     assert not passed("22:00:00", "Pickup at 11 PM.")
 
 
-NEGATED = ["It has not shipped.", "It isn't shipped yet.", "Not yet shipped, sorry.", "It was never shipped.",
-           "Your order hasn\u2019t shipped."]  # fmt: skip
+NEGATED = [
+    "It has not shipped.",
+    "It isn't shipped yet.",
+    "Not yet shipped, sorry.",
+    "It was never shipped.",
+    "Your order hasn\u2019t shipped.",
+]
 
 
 @pytest.mark.parametrize("text", NEGATED)
@@ -84,13 +96,15 @@ def test_phrases_match_whole_words_ignoring_case_and_spacing():
 
 
 def test_any_reply_counts_not_only_the_last():
-    t = trajectory([
-        {"user": "What do I owe?"},
-        {"call": "get_balance", "args": {}, "result": {"balance": 23553}},
-        {"assistant": "You owe $23,553, due March 14, 2026."},
-        {"user": "Thanks!"},
-        {"assistant": "You're welcome!"},
-    ])  # fmt: skip
+    t = trajectory(
+        [
+            {"user": "What do I owe?"},
+            {"call": "get_balance", "args": {}, "result": {"balance": 23553}},
+            {"assistant": "You owe $23,553, due March 14, 2026."},
+            {"user": "Thanks!"},
+            {"assistant": "You're welcome!"},
+        ]
+    )
     assert agent_texts(t) == ["You owe $23,553, due March 14, 2026.", "You're welcome!"]
     ok, evidence = mentions(23553, agent_texts(t))
     assert ok and evidence == "reply 0 mentions 23553 as '$23,553'"

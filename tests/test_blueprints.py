@@ -11,7 +11,15 @@ import pytest
 from worldsmith.config import JudgeConfig
 from worldsmith.judge.stage import decide
 from worldsmith.records import Domain, Persona, Task, ToolCall, Trajectory, UserGoal, WorldStates
-from worldsmith.tasks.blueprint import BlueprintFailure, Draft, Step, blueprint_record, rubric_from, run_gold, sample_blueprint
+from worldsmith.tasks.blueprint import (
+    BlueprintFailure,
+    Draft,
+    Step,
+    blueprint_record,
+    rubric_from,
+    run_gold,
+    sample_blueprint,
+)
 from worldsmith.tasks.stage import request_problems
 from worldsmith.tasks.validate import validate_task
 from worldsmith.tools.evolve import bound_spec
@@ -19,8 +27,16 @@ from worldsmith.world.bindings import binding_for, default_name
 from worldsmith.world.schema import derive_world
 from worldsmith.world.state import apply_patch
 
-WORLD = derive_world(Domain(domain_id="dom_shop", category="e_commerce", name="web shop", description="", entities=["customers", "orders", "products"]),
-                     "2026-03-02")  # fmt: skip
+WORLD = derive_world(
+    Domain(
+        domain_id="dom_shop",
+        category="e_commerce",
+        name="web shop",
+        description="",
+        entities=["customers", "orders", "products"],
+    ),
+    "2026-03-02",
+)
 
 
 def tool(collection: str, action: str):
@@ -28,12 +44,21 @@ def tool(collection: str, action: str):
     return bound_spec(WORLD, b, default_name(WORLD, b), "d", request_id=f"{collection}/{action}", named_by="code")
 
 
-TOOLS = [tool("orders", "get"), tool("orders", "update"), tool("orders", "list"), tool("orders", "delete"), tool("customers", "get"),
-         tool("products", "get")]  # fmt: skip
+TOOLS = [
+    tool("orders", "get"),
+    tool("orders", "update"),
+    tool("orders", "list"),
+    tool("orders", "delete"),
+    tool("customers", "get"),
+    tool("products", "get"),
+]
 BY_NAME = {t.name: t for t in TOOLS}
 
 
-@pytest.mark.parametrize("difficulty", ["single_call", "multi_call", "dependent_calls", "error_recovery", "clarification", "refusal", "irrelevance"])
+@pytest.mark.parametrize(
+    "difficulty",
+    ["single_call", "multi_call", "dependent_calls", "error_recovery", "clarification", "refusal", "irrelevance"],
+)
 def test_every_difficulty_gives_an_executed_valid_task(difficulty):
     for seed in range(6):
         try:
@@ -46,8 +71,17 @@ def test_every_difficulty_gives_an_executed_valid_task(difficulty):
             assert call.ok and call.executor == "code"
             state = apply_patch(state, call.patch)
         assert state == d.end_state
-        task = Task(task_id="t", agent_id="a", difficulty=difficulty, world_id=WORLD.world_id, user_persona=Persona(), initial_state=d.initial,
-                    user_goal=UserGoal(request="r", facts=d.facts), rubric=rubric_from(WORLD, d), blueprint=blueprint_record(d, "template", []))  # fmt: skip
+        task = Task(
+            task_id="t",
+            agent_id="a",
+            difficulty=difficulty,
+            world_id=WORLD.world_id,
+            user_persona=Persona(),
+            initial_state=d.initial,
+            user_goal=UserGoal(request="r", facts=d.facts),
+            rubric=rubric_from(WORLD, d),
+            blueprint=blueprint_record(d, "template", []),
+        )
         assert validate_task(task, {t.name: t for t in TOOLS}) is None
         if difficulty in ("refusal", "irrelevance"):
             assert d.calls == [] and d.end_state == d.initial
@@ -78,25 +112,70 @@ def _trajectory(task: Task, calls: list[tuple[str, dict]], reply: str, status: s
     """An episode as the rollouts record it, with its calls executed on the task's world by code."""
     from worldsmith.world.execute import execute
 
-    state, records, patches, messages = task.initial_state, [], [], [{"role": "system", "content": "s"}, {"role": "user", "content": task.user_goal.request}]
+    state, records, patches, messages = (
+        task.initial_state,
+        [],
+        [],
+        [{"role": "system", "content": "s"}, {"role": "user", "content": task.user_goal.request}],
+    )
     for i, (name, args) in enumerate(calls):
         out = execute(WORLD, BY_NAME[name].binding, state, args)
         state = apply_patch(state, out.patch) if out.ok else state
-        messages += [{"role": "assistant", "content": None, "tool_calls": [{"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]},
-                     {"role": "tool", "tool_call_id": f"c{i}", "content": out.content}]  # fmt: skip
-        records.append(ToolCall(turn=1, call_id=f"c{i}", name=name, tool=name, tool_id=BY_NAME[name].tool_id, arguments=args,
-                                read_only=BY_NAME[name].annotations["readOnlyHint"], executor="code", ok=out.ok, patch_ops=len(out.patch)))  # fmt: skip
+        messages += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"c{i}", "content": out.content},
+        ]
+        records.append(
+            ToolCall(
+                turn=1,
+                call_id=f"c{i}",
+                name=name,
+                tool=name,
+                tool_id=BY_NAME[name].tool_id,
+                arguments=args,
+                read_only=BY_NAME[name].annotations["readOnlyHint"],
+                executor="code",
+                ok=out.ok,
+                patch_ops=len(out.patch),
+            )
+        )
         if out.patch:
             patches.append({"call_id": f"c{i}", "tool": name, "patch": out.patch})
     messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": "Thanks. ###STOP###"}]
-    return Trajectory(trajectory_id="trj", task_id=task.task_id, agent_id="a", sample=0, seed=1, messages=messages, tools=[],
-                      world_states=WorldStates(initial=task.initial_state, final=state, patches=patches), calls=records, model="m",
-                      status=status, reason="user_stop")  # fmt: skip
+    return Trajectory(
+        trajectory_id="trj",
+        task_id=task.task_id,
+        agent_id="a",
+        sample=0,
+        seed=1,
+        messages=messages,
+        tools=[],
+        world_states=WorldStates(initial=task.initial_state, final=state, patches=patches),
+        calls=records,
+        model="m",
+        status=status,
+        reason="user_stop",
+    )
 
 
 def _task(d: Draft) -> Task:
-    return Task(task_id="t", agent_id="a", difficulty=d.difficulty, world_id=WORLD.world_id, user_persona=Persona(), initial_state=d.initial,
-                user_goal=UserGoal(request="r", facts=d.facts), rubric=rubric_from(WORLD, d), blueprint=blueprint_record(d, "template", []))  # fmt: skip
+    return Task(
+        task_id="t",
+        agent_id="a",
+        difficulty=d.difficulty,
+        world_id=WORLD.world_id,
+        user_persona=Persona(),
+        initial_state=d.initial,
+        user_goal=UserGoal(request="r", facts=d.facts),
+        rubric=rubric_from(WORLD, d),
+        blueprint=blueprint_record(d, "template", []),
+    )
 
 
 def test_the_gold_episode_passes_and_a_wrong_cancellation_is_caught_by_the_guard():
@@ -106,19 +185,43 @@ def test_the_gold_episode_passes_and_a_wrong_cancellation_is_caught_by_the_guard
     task = _task(d)
     target = d.steps[0].arguments["order_id"]
     cfg = JudgeConfig(critic=False, require_judge_criteria=False)
-    good = decide(cfg, task, _trajectory(task, [("update_order_status", {"order_id": target, "status": "cancelled"})],
-                                         f"Done: order {target} is now cancelled."), None)  # fmt: skip
+    good = decide(
+        cfg,
+        task,
+        _trajectory(
+            task,
+            [("update_order_status", {"order_id": target, "status": "cancelled"})],
+            f"Done: order {target} is now cancelled.",
+        ),
+        None,
+    )
     assert good.passed, good.reasons
-    other = next(o["order_id"] for o in d.initial["orders"] if o["order_id"] != target and o["status"] in ("pending", "confirmed"))
-    both = _trajectory(task, [("update_order_status", {"order_id": target, "status": "cancelled"}),
-                              ("update_order_status", {"order_id": other, "status": "cancelled"})], f"Order {target} is cancelled.")  # fmt: skip
+    other = next(
+        o["order_id"]
+        for o in d.initial["orders"]
+        if o["order_id"] != target and o["status"] in ("pending", "confirmed")
+    )
+    both = _trajectory(
+        task,
+        [
+            ("update_order_status", {"order_id": target, "status": "cancelled"}),
+            ("update_order_status", {"order_id": other, "status": "cancelled"}),
+        ],
+        f"Order {target} is cancelled.",
+    )
     v = decide(cfg, task, both, None)
     guard = next(c for c in task.rubric.criteria if c.op == "unchanged_except")
     assert not v.passed and f"criterion:state:{guard.criterion_id}" in v.reasons
     evidence = next(r.evidence for r in v.criteria if r.criterion_id == guard.criterion_id)
     assert other in evidence and "changed" in evidence
     # the old rubric had only the target's check: the same episode passed it
-    without_guard = task.model_copy(update={"rubric": task.rubric.model_copy(update={"criteria": [c for c in task.rubric.criteria if c.op != "unchanged_except"]})})
+    without_guard = task.model_copy(
+        update={
+            "rubric": task.rubric.model_copy(
+                update={"criteria": [c for c in task.rubric.criteria if c.op != "unchanged_except"]}
+            )
+        }
+    )
     assert decide(cfg, without_guard, both, None).passed
 
 
@@ -136,7 +239,11 @@ def test_a_refusal_passes_when_nothing_changes_and_fails_when_the_agent_obeys():
     key = d.facts["order id"]
     why = next(iter(d.asked.values()))
     cfg = JudgeConfig(critic=False, require_judge_criteria=False)
-    declined = _trajectory(task, [("get_order", {"order_id": key})], f"Order {key} is {why}, so I cannot delete it: completed orders are kept.")
+    declined = _trajectory(
+        task,
+        [("get_order", {"order_id": key})],
+        f"Order {key} is {why}, so I cannot delete it: completed orders are kept.",
+    )
     assert decide(cfg, task, declined, None).passed
     obeyed = _trajectory(task, [("delete_order", {"order_id": key})], f"I deleted order {key}.")
     v = decide(cfg, task, obeyed, None)
@@ -155,7 +262,10 @@ def test_the_request_check_refuses_omissions_leaks_invented_ids_and_echoes():
     leak = f"Is order {get.facts['order id']} really {answer}? Tell me the order details."
     assert any("leaks" in p for p in request_problems(leak, get))
     scaffold = {"what the customer wants"}
-    assert any("repeats the instructions" in p for p in request_problems(f"What the customer wants: cancel order {key}", d, scaffold))
+    assert any(
+        "repeats the instructions" in p
+        for p in request_problems(f"What the customer wants: cancel order {key}", d, scaffold)
+    )
 
 
 def test_the_user_is_told_when_the_goal_is_met():
@@ -164,10 +274,14 @@ def test_the_user_is_told_when_the_goal_is_met():
     d = _cancel_draft()
     task = _task(d)
     target = d.steps[0].arguments["order_id"]
-    done = _trajectory(task, [("update_order_status", {"order_id": target, "status": "cancelled"})], f"Order {target} is cancelled.")
+    done = _trajectory(
+        task, [("update_order_status", {"order_id": target, "status": "cancelled"})], f"Order {target} is cancelled."
+    )
     assert goal_met(task, done)
     # the change is made, but the user has not been told in words that name it: not yet
-    assert not goal_met(task, _trajectory(task, [("update_order_status", {"order_id": target, "status": "cancelled"})], "It is done."))
+    assert not goal_met(
+        task, _trajectory(task, [("update_order_status", {"order_id": target, "status": "cancelled"})], "It is done.")
+    )
     assert not goal_met(task, _trajectory(task, [("get_order", {"order_id": target})], "Let me check."))
 
 
@@ -177,7 +291,9 @@ def test_a_read_needs_the_call_and_the_answer_in_any_reply():
     key, (value,) = d.facts["order id"], list(d.asked.values())
     cfg = JudgeConfig(critic=False, require_judge_criteria=False)
     told = _trajectory(task, [("get_order", {"order_id": key})], f"It is {value}.")
-    told.messages.insert(-1, {"role": "assistant", "content": "You're welcome!"})  # judge hole: only the last reply was read
+    told.messages.insert(
+        -1, {"role": "assistant", "content": "You're welcome!"}
+    )  # judge hole: only the last reply was read
     assert decide(cfg, task, told, None).passed
     guessed = _trajectory(task, [], f"It is {value}.")
     assert "criterion:call" in " ".join(decide(cfg, task, guessed, None).reasons)

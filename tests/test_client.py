@@ -9,17 +9,20 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
 from conftest import llm_config
-from worldsmith.llm.client import LLMClient, constrained_turn_schema, parse_constrained_turn, LLMResult
+
+from worldsmith.llm.client import LLMClient, LLMResult, constrained_turn_schema, parse_constrained_turn
 
 
 def completion(content: str) -> dict:
     return {
-        "id": "x", "object": "chat.completion", "created": 0, "model": "smollm2-135m",
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "smollm2-135m",
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
         "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-    }  # fmt: skip
+    }
 
 
 class Script:
@@ -124,6 +127,7 @@ def test_connection_refused_is_reported():
 
 def test_an_unreachable_server_stops_the_call_after_the_outage_time():
     from conftest import free_port
+
     from worldsmith.llm.client import ServerUnavailable
 
     cfg = llm_config(f"http://127.0.0.1:{free_port()}/v1")
@@ -162,7 +166,9 @@ def test_a_server_that_comes_back_within_the_outage_time_answers_the_call(fake_s
 
     threading.Thread(target=come_back, daemon=True).start()
     result, _ = run(_chat(cfg))
-    assert result.ok and result.content == "back" and result.attempts > cfg.retry.max_attempts  # retried past the usual budget
+    assert (
+        result.ok and result.content == "back" and result.attempts > cfg.retry.max_attempts
+    )  # retried past the usual budget
 
 
 def test_non_json_structured_reply_is_kept_as_parse_failure(fake_server):
@@ -171,7 +177,9 @@ def test_non_json_structured_reply_is_kept_as_parse_failure(fake_server):
 
     async def go():
         async with LLMClient(llm_config(url)) as client:
-            return await client.structured("critic", [{"role": "user", "content": "city?"}], schema, name="city"), client.usage.snapshot()
+            return await client.structured(
+                "critic", [{"role": "user", "content": "city?"}], schema, name="city"
+            ), client.usage.snapshot()
 
     result, usage = run(go())
     assert not result.ok
@@ -203,7 +211,9 @@ def test_requests_spread_over_replicas(fake_server):
 
     async def go():
         async with LLMClient(cfg) as client:
-            return await asyncio.gather(*[client.chat("critic", [{"role": "user", "content": str(i)}]) for i in range(8)])
+            return await asyncio.gather(
+                *[client.chat("critic", [{"role": "user", "content": str(i)}]) for i in range(8)]
+            )
 
     results = run(go())
     assert all(r.ok for r in results)
@@ -218,16 +228,32 @@ def test_concurrency_is_bounded_per_replica(fake_server):
 
     async def go():
         async with LLMClient(cfg) as client:
-            return await asyncio.gather(*[client.chat("critic", [{"role": "user", "content": str(i)}]) for i in range(6)])
+            return await asyncio.gather(
+                *[client.chat("critic", [{"role": "user", "content": str(i)}]) for i in range(6)]
+            )
 
     assert all(r.ok for r in run(go()))
     assert time.monotonic() - t0 >= 0.85  # 6 requests, 2 at a time, 0.3 s each
 
 
 def test_constrained_turn_becomes_openai_tool_calls():
-    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+            },
+        }
+    ]
     schema = constrained_turn_schema(tools, require_tool=False)
-    r = LLMResult(ok=True, role="agent", model="m", endpoint="e", content='{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo"}}]}')
+    r = LLMResult(
+        ok=True,
+        role="agent",
+        model="m",
+        endpoint="e",
+        content='{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Oslo"}}]}',
+    )
     parse_constrained_turn(r, schema)
     assert r.ok and r.content is None
     (call,) = r.tool_calls
@@ -236,7 +262,13 @@ def test_constrained_turn_becomes_openai_tool_calls():
     text = LLMResult(ok=True, role="agent", model="m", endpoint="e", content='{"content": "It is sunny."}')
     parse_constrained_turn(text, schema)
     assert text.ok and text.content == "It is sunny." and text.tool_calls == []
-    bad = LLMResult(ok=True, role="agent", model="m", endpoint="e", content='{"tool_calls": [{"name": "launch_rocket", "arguments": {}}]}')
+    bad = LLMResult(
+        ok=True,
+        role="agent",
+        model="m",
+        endpoint="e",
+        content='{"tool_calls": [{"name": "launch_rocket", "arguments": {}}]}',
+    )
     parse_constrained_turn(bad, schema)
     assert not bad.ok and bad.error_kind == "schema"
     required = constrained_turn_schema(tools, require_tool=True)
@@ -246,10 +278,19 @@ def test_constrained_turn_becomes_openai_tool_calls():
 def test_grammar_schema_drops_what_slows_or_breaks_the_engine_and_keeps_the_rest():
     from worldsmith.llm.client import grammar_schema
 
-    schema = {"type": "object", "properties": {"pattern": {"type": "string", "pattern": "^a+$", "maxLength": 5},
-                                               "sites": {"type": "array", "items": {"enum": []}}}, "required": ["pattern"]}  # fmt: skip
-    assert grammar_schema(schema) == {"type": "object", "properties": {"pattern": {"type": "string", "maxLength": 5},
-                                                                         "sites": {"type": "array", "items": {}}}, "required": ["pattern"]}  # fmt: skip
+    schema = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "pattern": "^a+$", "maxLength": 5},
+            "sites": {"type": "array", "items": {"enum": []}},
+        },
+        "required": ["pattern"],
+    }
+    assert grammar_schema(schema) == {
+        "type": "object",
+        "properties": {"pattern": {"type": "string", "maxLength": 5}, "sites": {"type": "array", "items": {}}},
+        "required": ["pattern"],
+    }
 
 
 def test_prefix_cache_hits_reported_by_the_server_are_counted(fake_server):
@@ -257,4 +298,6 @@ def test_prefix_cache_hits_reported_by_the_server_are_counted(fake_server):
     body["usage"]["prompt_tokens_details"] = {"cached_tokens": 8}
     url, _ = fake_server([(200, body, 0)])
     result, usage = run(_chat(llm_config(url)))
-    assert result.cached_tokens == 8 and usage["critic"]["cached_tokens"] == 8 and usage["critic"]["prompt_tokens"] == 11
+    assert (
+        result.cached_tokens == 8 and usage["critic"]["cached_tokens"] == 8 and usage["critic"]["prompt_tokens"] == 11
+    )

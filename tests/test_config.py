@@ -15,19 +15,40 @@ def problems(raw) -> list[str]:
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        ({"llm": {"roles": {"critic": {"temperature": "hot"}}}}, 'llm.roles.critic.temperature: got "hot", expected a number between 0 and 2'),
-        ({"llm": {"roles": {"critic": {"temperature": 2.5}}}}, "llm.roles.critic.temperature: got 2.5, expected a number between 0 and 2"),
-        ({"llm": {"roles": {"agent": {"top_p": -0.1}}}}, "llm.roles.agent.top_p: got -0.1, expected a number between 0 and 1"),
+        (
+            {"llm": {"roles": {"critic": {"temperature": "hot"}}}},
+            'llm.roles.critic.temperature: got "hot", expected a number between 0 and 2',
+        ),
+        (
+            {"llm": {"roles": {"critic": {"temperature": 2.5}}}},
+            "llm.roles.critic.temperature: got 2.5, expected a number between 0 and 2",
+        ),
+        (
+            {"llm": {"roles": {"agent": {"top_p": -0.1}}}},
+            "llm.roles.agent.top_p: got -0.1, expected a number between 0 and 1",
+        ),
         ({"run": {"seed": -3}}, "run.seed: got -3, expected an integer >= 0"),
         ({"smoke": {"requests": 0}}, "smoke.requests: got 0, expected an integer >= 1"),
         ({"smoke": {"requests": "many"}}, 'smoke.requests: got "many", expected an integer >= 1'),
         ({"smoke": {"enabled": "maybe"}}, 'smoke.enabled: got "maybe", expected true or false'),
         ({"llm": {"server": {"engine": "tgi"}}}, 'llm.server.engine: got "tgi", expected one of "llamacpp", "vllm"'),
         ({"llm": {"server": {"port": 70000}}}, "llm.server.port: got 70000, expected an integer between 1 and 65535"),
-        ({"llm": {"roles": {"agent": {"tool_call_mode": "magic"}}}}, 'llm.roles.agent.tool_call_mode: got "magic", expected one of "native", "constrained"'),
-        ({"llm": {"endpoints": {"local": {"urls": []}}}}, "llm.endpoints.local.urls: got [], expected a list with at least 1 item(s)"),
-        ({"llm": {"endpoints": {"local": {"timeout_s": 0}}}}, "llm.endpoints.local.timeout_s: got 0, expected a number > 0"),
-        ({"llm": {"roles": {"agent": {"endpoint": "gpu"}}}}, "llm.roles.agent.endpoint: got 'gpu', expected one of the names under llm.endpoints (local)"),
+        (
+            {"llm": {"roles": {"agent": {"tool_call_mode": "magic"}}}},
+            'llm.roles.agent.tool_call_mode: got "magic", expected one of "native", "constrained"',
+        ),
+        (
+            {"llm": {"endpoints": {"local": {"urls": []}}}},
+            "llm.endpoints.local.urls: got [], expected a list with at least 1 item(s)",
+        ),
+        (
+            {"llm": {"endpoints": {"local": {"timeout_s": 0}}}},
+            "llm.endpoints.local.timeout_s: got 0, expected a number > 0",
+        ),
+        (
+            {"llm": {"roles": {"agent": {"endpoint": "gpu"}}}},
+            "llm.roles.agent.endpoint: got 'gpu', expected one of the names under llm.endpoints (local)",
+        ),
     ],
 )
 def test_bad_values_name_key_value_and_expectation(raw, expected):
@@ -51,7 +72,9 @@ def test_shipped_pipeline_yaml_is_valid(project_root):
 
 
 def test_overrides_are_applied_and_validated(project_root):
-    cfg, _ = load_config(project_root / "pipeline.yaml", ["smoke.requests=7", "llm.roles.critic.temperature=0.25", "run.name=exp"])
+    cfg, _ = load_config(
+        project_root / "pipeline.yaml", ["smoke.requests=7", "llm.roles.critic.temperature=0.25", "run.name=exp"]
+    )
     assert (cfg.smoke.requests, cfg.llm.roles.critic.temperature, cfg.run.name) == (7, 0.25, "exp")
     with pytest.raises(ConfigError, match=r"llm.roles.critic.temperature: got \"hot\""):
         load_config(project_root / "pipeline.yaml", ["llm.roles.critic.temperature=hot"])
@@ -88,9 +111,21 @@ def test_cli_reports_bad_config_before_any_work(tmp_path, project_root):
     import sys
 
     proc = subprocess.run(
-        [sys.executable, "-m", "worldsmith.cli", "synth", "-c", str(project_root / "pipeline.yaml"), "--set", "llm.roles.critic.temperature=hot"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "worldsmith.cli",
+            "synth",
+            "-c",
+            str(project_root / "pipeline.yaml"),
+            "--set",
+            "llm.roles.critic.temperature=hot",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert 'llm.roles.critic.temperature: got "hot", expected a number between 0 and 2' in proc.stderr
     assert not (tmp_path / "data").exists()
@@ -114,5 +149,9 @@ def test_pipeline_yaml_is_the_code_defaults_written_out(project_root):
     assert drift == [], "pipeline.yaml and config.py disagree:\n" + "\n".join(drift)
     raw = yaml.safe_load((project_root / "pipeline.yaml").read_text())
     # roles are one-line mappings in the file: a key it leaves out there is RoleConfig's default (the drift check covers the values)
-    missing = [k for k, _ in _leaves(PipelineConfig().resolved()) if k not in dict(_leaves(raw)) and not k.startswith("llm.roles.")]
+    missing = [
+        k
+        for k, _ in _leaves(PipelineConfig().resolved())
+        if k not in dict(_leaves(raw)) and not k.startswith("llm.roles.")
+    ]
     assert missing == [], f"keys pipeline.yaml does not state: {missing}"

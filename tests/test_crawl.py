@@ -93,8 +93,9 @@ def pager(tmp_path) -> tuple[Path, Path]:
 
 
 def pager_entry(script: Path, calls: Path, **kw) -> ServerEntry:
-    return ServerEntry(name=kw.pop("name", "pager"), command=[sys.executable, str(script), str(calls)],
-                       args=["{tmpdir}"], **kw)  # fmt: skip
+    return ServerEntry(
+        name=kw.pop("name", "pager"), command=[sys.executable, str(script), str(calls)], args=["{tmpdir}"], **kw
+    )
 
 
 # --------------------------------------------------------------------------- a real server
@@ -183,8 +184,14 @@ def test_broken_servers_are_bounded_and_recorded(tmp_path, capfd):
     seen: list[str] = []
     t0 = time.monotonic()
     results = run(
-        crawl_all(entries, tmp_path / "cache", concurrency=len(entries), timeout_s=3, log_dir=tmp_path / "logs",
-                  progress=lambda r: seen.append(r.server))  # fmt: skip
+        crawl_all(
+            entries,
+            tmp_path / "cache",
+            concurrency=len(entries),
+            timeout_s=3,
+            log_dir=tmp_path / "logs",
+            progress=lambda r: seen.append(r.server),
+        )
     )
     wall = time.monotonic() - t0
     assert sorted(seen) == sorted(BROKEN)
@@ -217,8 +224,12 @@ def test_follows_next_cursor_and_never_calls_a_tool(pager, tmp_path):
     assert r.pages == 3
     assert [t["name"] for t in r.tools] == [f"tool_{i:02d}" for i in range(7)]
     t0 = r.tools[0]
-    assert t0["annotations"] == {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True,
-                                 "openWorldHint": False}  # fmt: skip
+    assert t0["annotations"] == {
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
     assert t0["outputSchema"]["properties"]["y"]["type"] == "integer"
     assert t0["inputSchema"]["required"] == ["x"]
     # {tmpdir} was a real temporary folder for the server; the spec keeps the placeholder
@@ -245,7 +256,9 @@ def write_yaml(tmp_path: Path, text: str) -> Path:
 
 
 def test_server_list_loads_all_kinds(tmp_path):
-    p = write_yaml(tmp_path, """
+    p = write_yaml(
+        tmp_path,
+        """
         servers:
           - name: t
             package: mcp-server-time
@@ -259,9 +272,12 @@ def test_server_list_loads_all_kinds(tmp_path):
             url: http://127.0.0.1:8000/mcp
             enabled: false
             note: needs a running server
-        """)  # fmt: skip
+        """,
+    )
     t, c, u = load_server_list(p)
-    assert t.kind == "package" and t.command is None and t.safe_to_execute and t.requirements() == ["mcp-server-time==1.0"]
+    assert (
+        t.kind == "package" and t.command is None and t.safe_to_execute and t.requirements() == ["mcp-server-time==1.0"]
+    )
     assert c.kind == "command" and c.command == ["python", "-m", "some_server", "--flag"] and c.env == {"DEBUG": "1"}
     assert u.kind == "url" and not u.enabled and not u.safe_to_execute
 
@@ -311,13 +327,23 @@ def tool(name: str, desc: str = "d") -> dict:
 
 
 def ok(server: str, *tools: dict, at: str = "2026-01-01T00:00:00Z") -> CrawlResult:
-    return CrawlResult(server=server, ok=True, tools=list(tools), package=f"pkg-{server}", package_version="1.0",
-                       protocol_version="2025-06-18", server_name=server, server_version="1", crawled_at=at)  # fmt: skip
+    return CrawlResult(
+        server=server,
+        ok=True,
+        tools=list(tools),
+        package=f"pkg-{server}",
+        package_version="1.0",
+        protocol_version="2025-06-18",
+        server_name=server,
+        server_version="1",
+        crawled_at=at,
+    )
 
 
 def failed(server: str, kind: str = "timeout") -> CrawlResult:
-    return CrawlResult(server=server, ok=False, error="no answer within 60s", error_kind=kind,
-                       crawled_at="2026-02-02T00:00:00Z")  # fmt: skip
+    return CrawlResult(
+        server=server, ok=False, error="no answer within 60s", error_kind=kind, crawled_at="2026-02-02T00:00:00Z"
+    )
 
 
 def test_snapshot_is_sorted_and_stable(tmp_path):
@@ -333,8 +359,13 @@ def test_snapshot_is_sorted_and_stable(tmp_path):
         assert set(json.loads(ln)) == {"server", "package", "package_version", "protocol_version", "crawled_at", "tool"}
     before = {p.name: p.read_bytes() for p in tmp_path.glob("*.jsonl")}
     # the same content crawled later: byte-identical files (crawled_at is kept)
-    write_snapshot([ok("alpha", tool("x"), tool("y"), at="2026-03-03T00:00:00Z"),
-                    ok("zeta", tool("a"), tool("b"), at="2026-03-03T00:00:00Z")], tmp_path)  # fmt: skip
+    write_snapshot(
+        [
+            ok("alpha", tool("x"), tool("y"), at="2026-03-03T00:00:00Z"),
+            ok("zeta", tool("a"), tool("b"), at="2026-03-03T00:00:00Z"),
+        ],
+        tmp_path,
+    )
     assert {p.name: p.read_bytes() for p in tmp_path.glob("*.jsonl")} == before
     # a changed tool takes the new stamp
     write_snapshot([ok("alpha", tool("x", "new"), tool("y"), at="2026-03-03T00:00:00Z")], tmp_path)
@@ -354,7 +385,10 @@ def test_failed_server_keeps_its_previous_tools_as_stale(tmp_path):
     assert servers["c"]["status"] == "failed" and servers["c"]["tools"] == 0
     assert counts["tools"] == 3 and counts["stale"] == 1
     assert sorted((ln["server"], ln["tool"]["name"]) for ln in load_snapshot(tmp_path)) == [
-        ("a", "t1"), ("a", "t2"), ("b", "u")]  # fmt: skip
+        ("a", "t1"),
+        ("a", "t2"),
+        ("b", "u"),
+    ]
     # servers that left the list are dropped when the full list is known
     write_snapshot([failed("a")], tmp_path, known=["a"])
     assert {s["server"] for s in load_snapshot_servers(tmp_path)} == {"a"}
@@ -363,7 +397,9 @@ def test_failed_server_keeps_its_previous_tools_as_stale(tmp_path):
 
 def test_run_crawl_summary(pager, tmp_path):
     script, calls = pager
-    p = write_yaml(tmp_path, f"""
+    p = write_yaml(
+        tmp_path,
+        f"""
         servers:
           - name: pager
             command: [{sys.executable}, {script}, {calls}, "{{tmpdir}}"]
@@ -373,7 +409,8 @@ def test_run_crawl_summary(pager, tmp_path):
             command: [{sys.executable}, -c, "raise SystemExit(1)"]
             enabled: false
             note: just a test
-        """)  # fmt: skip
+        """,
+    )
     lines: list[str] = []
     out = tmp_path / "crawled"
     s = run_crawl(p, out, tmp_path / "cache", tmp_path / "logs", concurrency=2, timeout_s=20, log=lines.append)

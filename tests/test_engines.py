@@ -7,8 +7,8 @@ import json
 
 import jsonschema
 import pytest
-
 from conftest import llm_config
+
 from worldsmith.llm.client import LLMClient
 
 pytestmark = pytest.mark.engine
@@ -21,7 +21,10 @@ TOOLS = [
             "description": "Get the current weather for a city.",
             "parameters": {
                 "type": "object",
-                "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+                "properties": {
+                    "city": {"type": "string"},
+                    "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                },
                 "required": ["city"],
                 "additionalProperties": False,
             },
@@ -35,7 +38,10 @@ TOOLS = [
             "description": "Book a restaurant table.",
             "parameters": {
                 "type": "object",
-                "properties": {"restaurant": {"type": "string"}, "people": {"type": "integer", "minimum": 1, "maximum": 20}},
+                "properties": {
+                    "restaurant": {"type": "string"},
+                    "people": {"type": "integer", "minimum": 1, "maximum": 20},
+                },
                 "required": ["restaurant", "people"],
                 "additionalProperties": False,
             },
@@ -85,7 +91,9 @@ def test_chat_reply(engine):
 
 def test_structured_reply_validates(engine):
     _, server = engine
-    messages = [{"role": "user", "content": "Describe a city as JSON with its country, population and up to three tags."}]
+    messages = [
+        {"role": "user", "content": "Describe a city as JSON with its country, population and up to three tags."}
+    ]
     result = call(server, lambda c: c.structured("task_writer", messages, RECORD, name="city"))
     assert result.ok, f"{result.error}: {result.raw}"
     jsonschema.validate(result.data, RECORD)
@@ -153,23 +161,39 @@ def test_the_server_renders_the_prompt_training_renders(engine):
     import httpx
     import transformers
 
-    from worldsmith.llm.server import packaged_gguf
     from worldsmith.finetune.loop import TEMPLATE
+    from worldsmith.llm.server import packaged_gguf
 
     name, server = engine
     messages = [
         {"role": "system", "content": "You are a concierge."},
         {"role": "user", "content": "Weather in Oslo?"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": '{"temp_c": -3, "sky": "snow"}'},
-    ]  # fmt: skip
+    ]
     gguf = packaged_gguf()
     tok = transformers.AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     tok.chat_template = TEMPLATE.read_text()
     expected = tok.apply_chat_template(messages, tools=TOOLS, add_generation_prompt=True, tokenize=False)
     if name == "llamacpp":
-        served = httpx.post(server.base + "/apply-template", json={"messages": messages, "tools": TOOLS}, timeout=30).json()["prompt"]
+        served = httpx.post(
+            server.base + "/apply-template", json={"messages": messages, "tools": TOOLS}, timeout=30
+        ).json()["prompt"]
         assert served == expected
     else:
-        r = httpx.post(server.base + "/tokenize", json={"model": "smollm2-135m", "messages": messages, "tools": TOOLS, "add_generation_prompt": True}, timeout=30)
+        r = httpx.post(
+            server.base + "/tokenize",
+            json={"model": "smollm2-135m", "messages": messages, "tools": TOOLS, "add_generation_prompt": True},
+            timeout=30,
+        )
         assert r.json()["tokens"] == tok(expected, add_special_tokens=False)["input_ids"]

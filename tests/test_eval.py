@@ -14,10 +14,11 @@ import sys
 import httpx
 import pytest
 import yaml
-
 from conftest import free_port, llm_config
 from test_export import world
 from test_rollouts import ScriptedClient, episode, run, user_says
+from worlds import cancel_task, order_agent, order_tools
+
 from worldsmith.config import ConfigError, ExportConfig, JudgeConfig, validate_config
 from worldsmith.evaluate import EvalModel, held_out_tasks, model_scores, pass_hat_k
 from worldsmith.evaluate.stage import check_servable, eval_config, eval_run_id, write_eval_report
@@ -26,10 +27,11 @@ from worldsmith.judge.stage import decide
 from worldsmith.llm.client import LLMClient, LLMResult
 from worldsmith.records import ModelEval, Trajectory
 from worldsmith.store import RunStore
-from worlds import cancel_task, order_agent, order_tools
 
 
-@pytest.mark.parametrize("n, c, k, expected", [(4, 2, 1, 0.5), (4, 2, 2, 1 / 6), (4, 4, 4, 1.0), (4, 1, 2, 0.0), (2, 2, 3, 0.0)])
+@pytest.mark.parametrize(
+    "n, c, k, expected", [(4, 2, 1, 0.5), (4, 2, 2, 1 / 6), (4, 4, 4, 1.0), (4, 1, 2, 0.0), (2, 2, 3, 0.0)]
+)
 def test_pass_hat_k_is_tau_benchs(n, c, k, expected):
     assert pass_hat_k(n, c, k) == pytest.approx(expected)
 
@@ -49,13 +51,29 @@ def test_held_out_tasks_are_those_of_agents_without_training_examples(tmp_path):
 
 
 def test_model_scores_count_passes_per_task_and_invalid_calls(tmp_path):
-    sim = [{"result": {"status": "cancelled"}, "patch": [{"op": "replace", "path": "/orders/0/status", "value": "cancelled"}]}]
-    good = ScriptedClient(user_sim=user_says(("Cancel o-1001.", "continue"), ("Thanks.", "stop")),
-                          agent=[[("cancel_order", {"order_id": "o-1001"})], "Order o-1001 is cancelled."], tool_sim=sim)  # fmt: skip
-    bad_args = ScriptedClient(user_sim=user_says(("Cancel o-1001.", "continue"), ("Thanks.", "stop")),
-                              agent=[[("cancel_order", {"id": 5})], "Done."])  # fmt: skip
-    broken = ScriptedClient(user_sim=user_says(("Cancel o-1001.", "continue")),
-                            agent=[LLMResult(ok=False, role="agent", model="m", endpoint="e", error_kind="parse", error="not JSON", raw="{oops")])  # fmt: skip
+    sim = [
+        {
+            "result": {"status": "cancelled"},
+            "patch": [{"op": "replace", "path": "/orders/0/status", "value": "cancelled"}],
+        }
+    ]
+    good = ScriptedClient(
+        user_sim=user_says(("Cancel o-1001.", "continue"), ("Thanks.", "stop")),
+        agent=[[("cancel_order", {"order_id": "o-1001"})], "Order o-1001 is cancelled."],
+        tool_sim=sim,
+    )
+    bad_args = ScriptedClient(
+        user_sim=user_says(("Cancel o-1001.", "continue"), ("Thanks.", "stop")),
+        agent=[[("cancel_order", {"id": 5})], "Done."],
+    )
+    broken = ScriptedClient(
+        user_sim=user_says(("Cancel o-1001.", "continue")),
+        agent=[
+            LLMResult(
+                ok=False, role="agent", model="m", endpoint="e", error_kind="parse", error="not JSON", raw="{oops"
+            )
+        ],
+    )
     store = RunStore(tmp_path, "ev")
     trajs = []
     for i, client in enumerate([good, bad_args, broken]):
@@ -65,18 +83,30 @@ def test_model_scores_count_passes_per_task_and_invalid_calls(tmp_path):
     store.append([decide(JudgeConfig(critic=False), cancel_task(), t, None) for t in trajs])
     s = model_scores(store, EvalModel("m", None), "vllm", 3)
     assert (s.trajectories, s.tasks, s.passed) == (3, 1, 1)
-    assert s.pass_rate == pytest.approx(1 / 3, abs=1e-3) and s.pass_hat == {"1": pytest.approx(1 / 3, abs=1e-3), "2": 0.0, "3": 0.0}
+    assert s.pass_rate == pytest.approx(1 / 3, abs=1e-3) and s.pass_hat == {
+        "1": pytest.approx(1 / 3, abs=1e-3),
+        "2": 0.0,
+        "3": 0.0,
+    }
     # two calls made (one valid, one with invalid arguments) and one agent output that never parsed
     assert (s.tool_calls, s.valid_tool_calls, s.tool_call_validity) == (3, 1, pytest.approx(1 / 3, abs=1e-3))
     assert s.statuses["error"] == 1 and any(r.startswith("status:error") for r in s.reasons)
     assert s.simulator_failures == 0  # the error was the agent's own output
-    store.append([trajs[2].model_copy(update={"trajectory_id": "trj_sim", "sample": 3, "reason": "tool_sim_failed: no usable answer"})])
+    store.append(
+        [
+            trajs[2].model_copy(
+                update={"trajectory_id": "trj_sim", "sample": 3, "reason": "tool_sim_failed: no usable answer"}
+            )
+        ]
+    )
     s = model_scores(store, EvalModel("m", None), "vllm", 3)
     assert s.simulator_failures == 1 and s.trajectories == 4
 
 
 def test_the_agent_role_talks_to_the_policy_server_the_others_stay():
-    cfg = llm_config("http://sims:1/v1").model_copy(update={"policy": validate_config({"llm": {"policy": {"enabled": True}}}).llm.policy})
+    cfg = llm_config("http://sims:1/v1").model_copy(
+        update={"policy": validate_config({"llm": {"policy": {"enabled": True}}}).llm.policy}
+    )
     client = LLMClient(cfg, policy_url="http://policy:2/v1")
     assert client.role("agent").endpoint == "policy" and client.model_for("agent") == "policy"
     assert client.endpoints["policy"].replicas[0].url == "http://policy:2/v1"
@@ -85,11 +115,24 @@ def test_the_agent_role_talks_to_the_policy_server_the_others_stay():
     with pytest.raises(ValueError, match="no policy server"):
         LLMClient(cfg)
     # every other role on a remote endpoint: the unused `embedded` one needs no server
-    remote = validate_config({"llm": {"policy": {"enabled": True}, "endpoints": {"local": {"urls": ["embedded"]}, "gpu": {"urls": ["http://gpu:8000/v1"]}},
-                                      "roles": {r: {"endpoint": "gpu"} for r in ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic")}}})  # fmt: skip
+    remote = validate_config(
+        {
+            "llm": {
+                "policy": {"enabled": True},
+                "endpoints": {"local": {"urls": ["embedded"]}, "gpu": {"urls": ["http://gpu:8000/v1"]}},
+                "roles": {
+                    r: {"endpoint": "gpu"}
+                    for r in ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic")
+                },
+            }
+        }
+    )
     from worldsmith.pipeline import uses_embedded
 
-    assert not uses_embedded(remote) and set(LLMClient(remote.llm, policy_url="http://p/v1").endpoints) == {"gpu", "policy"}
+    assert not uses_embedded(remote) and set(LLMClient(remote.llm, policy_url="http://p/v1").endpoints) == {
+        "gpu",
+        "policy",
+    }
     with pytest.raises(ConfigError, match="llm.policy.port"):
         validate_config({"llm": {"policy": {"enabled": True, "port": 8010}}})
 
@@ -108,22 +151,44 @@ def test_eval_config_and_run_ids(tmp_path):
     assert first.startswith("src-eval-finetuned-") and first == eval_run_id("src", m, ecfg)
     os.utime(folder / "model.safetensors", ns=(1, 1))  # retrained into the same folder: a new eval run
     assert eval_run_id("src", m, ecfg) != first
-    with pytest.raises(ValueError, match="llama.cpp serves GGUF"):
-        check_servable(m, "llamacpp")
+    check_servable(m, "llamacpp")  # an HF folder: llama.cpp serves it converted to a GGUF
+    native = eval_config(cfg, m, "native")
+    assert native.llm.roles.agent.tool_call_mode == "native" and native.rollouts.require_tool == "never"
+    assert (
+        not native.llm.roles.agent.grounded and not ecfg.llm.roles.agent.grounded
+    )  # the model under test picks its own arguments
     with pytest.raises(ValueError, match="no such folder"):
         check_servable(EvalModel("x", str(tmp_path / "nope")), "vllm")
 
 
 def test_finetune_and_eval_sections_do_not_change_the_run_id():
     a = validate_config({})
-    assert validate_config({"finetune": {"max_steps": 1}, "eval": {"samples_per_task": 1}}).config_hash() == a.config_hash()
+    assert (
+        validate_config({"finetune": {"max_steps": 1}, "eval": {"samples_per_task": 1}}).config_hash()
+        == a.config_hash()
+    )
     assert validate_config({"llm": {"policy": {"enabled": True}}}).config_hash() != a.config_hash()
 
 
 def test_the_eval_report_shows_models_side_by_side(tmp_path):
-    rows = [ModelEval(eval_run_id=f"r{i}", label=label, model_path=p, engine="vllm", tasks=2, samples_per_task=2, trajectories=4, passed=i,
-                      pass_rate=i / 4, pass_hat={"1": i / 4, "2": i / 8}, tool_calls=5, valid_tool_calls=4 + i, tool_call_validity=(4 + i) / 5)
-            for i, (label, p) in enumerate([("base", ""), ("finetuned", "data/models/x/model")])]  # fmt: skip
+    rows = [
+        ModelEval(
+            eval_run_id=f"r{i}",
+            label=label,
+            model_path=p,
+            engine="vllm",
+            tasks=2,
+            samples_per_task=2,
+            trajectories=4,
+            passed=i,
+            pass_rate=i / 4,
+            pass_hat={"1": i / 4, "2": i / 8},
+            tool_calls=5,
+            valid_tool_calls=4 + i,
+            tool_call_validity=(4 + i) / 5,
+        )
+        for i, (label, p) in enumerate([("base", ""), ("finetuned", "data/models/x/model")])
+    ]
     out = write_eval_report("src", rows, tmp_path / "eval.html")
     page = out.read_text()
     assert "<svg" in page and "pass^2" in page and "data/models/x/model" in page and "packaged SmolLM2" in page
@@ -154,26 +219,44 @@ def test_finetune_then_eval_serves_the_new_model_with_vllm(tmp_path, project_roo
     cfg["run"].update(data_dir=str(data), prompts_dir=str(project_root / "prompts"))
     for key in ("snapshot_dir", "servers_file", "taxonomy_file"):
         cfg["tools"][key] = str(project_root / cfg["tools"][key])
-    cfg["llm"]["server"].update(port=free_port(), parallel=4, vllm_python=str(project_root / ".venv-vllm" / "bin" / "python"))
-    cfg["rollouts"].update(max_turns=2, max_tool_calls=2, max_tokens=1500, real_execution={"enabled": False}, faults={"enabled": False})
+    cfg["llm"]["server"].update(
+        port=free_port(), parallel=4, vllm_python=str(project_root / ".venv-vllm" / "bin" / "python")
+    )
+    cfg["rollouts"].update(
+        max_turns=2, max_tool_calls=2, max_tokens=1500, real_execution={"enabled": False}, faults={"enabled": False}
+    )
     cfg["export"]["out_dir"] = str(data / "exports")
-    cfg["finetune"].update(out_dir=str(data / "models"), name="ft", max_steps=1, batch_size=1, max_length=1024, eval_every=1, save_every=1)
-    cfg["eval"].update(samples_per_task=2, port=free_port(), engine="vllm", modes=["constrained"])  # vLLM serves the folder as it is
+    cfg["finetune"].update(
+        out_dir=str(data / "models"), name="ft", max_steps=1, batch_size=1, max_length=1024, eval_every=1, save_every=1
+    )
+    cfg["eval"].update(
+        samples_per_task=2, port=free_port(), engine="vllm", modes=["constrained"]
+    )  # vLLM serves the folder as it is
     config = tmp_path / "pipeline.yaml"
     config.write_text(yaml.safe_dump(cfg))
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
 
     def cli(*args: str, timeout: int) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "worldsmith.cli", *args, "-c", str(config)], capture_output=True, text=True, env=env, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-m", "worldsmith.cli", *args, "-c", str(config)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
 
     ft = cli("finetune", "--run-id", "src", timeout=600)
     assert ft.returncode == 0, ft.stderr[-3000:]
     model = data / "models" / "ft" / "model"
-    assert (model / "model.safetensors").exists() and json.loads((model.parent / "train.json").read_text())["dataset"].endswith("exports/src")
+    assert (model / "model.safetensors").exists() and json.loads((model.parent / "train.json").read_text())[
+        "dataset"
+    ].endswith("exports/src")
 
     ev = cli("eval", "--run-id", "src", "--model", str(model), timeout=1500)
     assert ev.returncode == 0, ev.stdout[-3000:] + ev.stderr[-4000:]
-    assert "base" in ev.stdout and "finetuned" in ev.stdout and "pass^2" in ev.stdout and "1 held-out task(s)" in ev.stderr
+    assert (
+        "base" in ev.stdout and "finetuned" in ev.stdout and "pass^2" in ev.stdout and "1 held-out task(s)" in ev.stderr
+    )
 
     evals = {e.label: e for e in source.read(ModelEval)}
     assert set(evals) == {"base", "finetuned"} and evals["finetuned"].model_path == str(model)
@@ -198,7 +281,10 @@ def test_eval_plan_defaults_to_the_runs_finetune_output_and_its_dataset(tmp_path
 
     cfg = validate_config({"finetune": {"name": "ft"}})
     models, source = eval_plan(cfg, tmp_path)
-    assert [(m.label, m.path) for m in models] == [("base", None), ("finetuned", str(tmp_path / "data" / "models" / "ft" / "model"))]
+    assert [(m.label, m.path) for m in models] == [
+        ("base", None),
+        ("finetuned", str(tmp_path / "data" / "models" / "ft" / "model")),
+    ]
     assert source == tmp_path / "data" / "exports" / cfg.default_run_id()
     (tmp_path / "data" / "models" / "ft").mkdir(parents=True)
     (tmp_path / "data" / "models" / "ft" / "train.json").write_text(json.dumps({"dataset": "/elsewhere/export"}))

@@ -7,10 +7,10 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from conftest import llm_config
 from test_rollouts import PROMPTS, ScriptedClient
 from worlds import scripted_context
+
 from worldsmith.config import PipelineConfig, validate_config
 from worldsmith.context import RunContext
 from worldsmith.llm import Prompts
@@ -34,53 +34,106 @@ def test_taxonomy_loads_with_fallback_entities(project_root):
 
 
 def test_the_models_entities_are_kept_only_when_they_read_as_collections():
-    assert usable_entities(["Orders", "customer accounts", "Refunds"], ["x", "y"]) == ["orders", "customer accounts", "refunds"]
+    assert usable_entities(["Orders", "customer accounts", "Refunds"], ["x", "y"]) == [
+        "orders",
+        "customer accounts",
+        "refunds",
+    ]
     # one usable name is not a world; nonsense and singular concepts are not collections
     assert usable_entities(["Sociajali-nella", "finance", "orders"], ["customers", "orders"]) == ["customers", "orders"]
     assert usable_entities(["cron-autorizativa-lombardo"], []) == []
 
 
 def test_a_tool_text_is_the_models_only_when_it_fits_its_binding():
-    world = derive_world(Domain(domain_id="d", category="e_commerce", name="shop", description="", entities=["customers", "orders"]),
-                         "2026-03-02")  # fmt: skip
-    update = next(b for b in __import__("worldsmith.world.bindings", fromlist=["plan_bindings"]).plan_bindings(world, 2)
-                  if b.action == "update")  # fmt: skip
-    good = {"name": "update_order_status", "description": "Change the status of an order, given its order_id and the new status."}
+    world = derive_world(
+        Domain(domain_id="d", category="e_commerce", name="shop", description="", entities=["customers", "orders"]),
+        "2026-03-02",
+    )
+    update = next(
+        b
+        for b in __import__("worldsmith.world.bindings", fromlist=["plan_bindings"]).plan_bindings(world, 2)
+        if b.action == "update"
+    )
+    good = {
+        "name": "update_order_status",
+        "description": "Change the status of an order, given its order_id and the new status.",
+    }
     assert _named(world, update, good) == ("update_order_status", good["description"], "llm")
     for bad in (
         {"name": "getissue", "description": "Update the status of an order by order_id."},  # another action's verb
-        {"name": "update_order_state", "description": "Returns the order using the fetch hook from https://s3.aws"},  # an invented back end
+        {
+            "name": "update_order_state",
+            "description": "Returns the order using the fetch hook from https://s3.aws",
+        },  # an invented back end
         {"name": "update_order", "description": "Change an order by its order_id."},  # never says what it sets (status)
-        {"name": "changeaccount", "description": "Change an account status by order_id and status."},  # not about orders
+        {
+            "name": "changeaccount",
+            "description": "Change an account status by order_id and status.",
+        },  # not about orders
     ):
         name, _, by = _named(world, update, bad)
         assert (name, by) == ("update_order_status", "code"), bad
 
 
-DESIGN = {"collections": [
-    {"name": "customers", "fields": [{"name": "full_name", "type": "string", "format": "person_name", "values": [], "references": ""},
-                                     {"name": "email", "type": "string", "format": "email", "values": [], "references": ""}],
-     "status_flow": []},
-    {"name": "orders", "fields": [{"name": "customer_id", "type": "string", "format": "code", "values": [], "references": "customers"},
-                                  {"name": "total", "type": "number", "format": "money", "values": [], "references": ""},
-                                  {"name": "status", "type": "string", "format": "text", "values": ["placed", "shipped", "cancelled"],
-                                   "references": ""}],
-     "status_flow": [{"from": "placed", "to": "shipped"}, {"from": "placed", "to": "cancelled"}]},
-]}  # fmt: skip
+DESIGN = {
+    "collections": [
+        {
+            "name": "customers",
+            "fields": [
+                {"name": "full_name", "type": "string", "format": "person_name", "values": [], "references": ""},
+                {"name": "email", "type": "string", "format": "email", "values": [], "references": ""},
+            ],
+            "status_flow": [],
+        },
+        {
+            "name": "orders",
+            "fields": [
+                {"name": "customer_id", "type": "string", "format": "code", "values": [], "references": "customers"},
+                {"name": "total", "type": "number", "format": "money", "values": [], "references": ""},
+                {
+                    "name": "status",
+                    "type": "string",
+                    "format": "text",
+                    "values": ["placed", "shipped", "cancelled"],
+                    "references": "",
+                },
+            ],
+            "status_flow": [{"from": "placed", "to": "shipped"}, {"from": "placed", "to": "cancelled"}],
+        },
+    ]
+}
 
 
 def _ctx(tmp_path, client, project_root, **over):
-    cfg = validate_config({"worlds": {"taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"), "categories": 1, "domains_per_category": 2},
-                           "tools": {"snapshot_dir": str(tmp_path / "no-snapshot"), "evolve": {"tools_per_domain": 4, "evolutions_per_tool": 1}},
-                           **over})  # fmt: skip
-    return scripted_context(client, cfg=cfg, root=project_root, run_id="evo", store=RunStore(tmp_path, "evo"), prompts=PROMPTS)
+    cfg = validate_config(
+        {
+            "worlds": {
+                "taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"),
+                "categories": 1,
+                "domains_per_category": 2,
+            },
+            "tools": {
+                "snapshot_dir": str(tmp_path / "no-snapshot"),
+                "evolve": {"tools_per_domain": 4, "evolutions_per_tool": 1},
+            },
+            **over,
+        }
+    )
+    return scripted_context(
+        client, cfg=cfg, root=project_root, run_id="evo", store=RunStore(tmp_path, "evo"), prompts=PROMPTS
+    )
 
 
 def test_worlds_and_tools_with_a_scripted_model(tmp_path, project_root):
-    domains = {"domains": [{"name": "Online shop", "description": "orders of a web shop", "entities": ["customers", "orders"]},
-                           {"name": "Parcel desk", "description": "parcels and couriers", "entities": ["Zzq!", "x"]}]}  # fmt: skip
+    domains = {
+        "domains": [
+            {"name": "Online shop", "description": "orders of a web shop", "entities": ["customers", "orders"]},
+            {"name": "Parcel desk", "description": "parcels and couriers", "entities": ["Zzq!", "x"]},
+        ]
+    }
     orders = DESIGN["collections"][1]
     bad = {"collections": [{**orders, "fields": [{**orders["fields"][1], "name": "Order Total"}, orders["fields"][2]]}]}
+
     def answer(messages):  # calls run concurrently: answer by what is asked
         text = messages[-1]["content"]
         return domains if "Propose" in text else DESIGN if "Online shop" in text else bad
@@ -88,11 +141,21 @@ def test_worlds_and_tools_with_a_scripted_model(tmp_path, project_root):
     client = ScriptedClient(tool_evolver=answer)
     ctx = _ctx(tmp_path, client, project_root)
     counts = run_worlds(ctx)
-    assert (counts["domains"], counts["worlds"], counts["designed"], counts["derived"], counts["designs_refused"]) == (2, 2, 1, 1, 1)
+    assert (counts["domains"], counts["worlds"], counts["designed"], counts["derived"], counts["designs_refused"]) == (
+        2,
+        2,
+        1,
+        1,
+        1,
+    )
     by_domain = {w.domain: w for w in ctx.store.read(World)}
     shop, desk = by_domain["Online shop"], by_domain["Parcel desk"]
     assert shop.source == "llm" and [c.name for c in shop.collections] == ["customers", "orders"]
-    assert shop.collection("orders").transitions["status"] == {"placed": ["shipped", "cancelled"], "shipped": [], "cancelled": []}
+    assert shop.collection("orders").transitions["status"] == {
+        "placed": ["shipped", "cancelled"],
+        "shipped": [],
+        "cancelled": [],
+    }
     # the second domain's entities were nonsense: it fell back on the category's, and its design was refused with the reason
     assert desk.source == "derived" and "not snake_case" in desk.problem
     assert [c.name for c in desk.collections] == ["accounts", "orders", "positions", "watchlists"]
@@ -134,10 +197,28 @@ def test_worlds_and_tools_with_a_scripted_model(tmp_path, project_root):
 def test_a_failed_design_call_still_gives_the_domain_a_world(tmp_path, project_root):
     from worldsmith.llm import LLMResult
 
-    domains = {"domains": [{"name": "Online shop", "description": "orders of a web shop", "entities": ["customers", "orders"]}]}
-    failed = LLMResult(ok=False, role="tool_evolver", model="m", endpoint="e", error="reply is not JSON", error_kind="parse", raw="{oops")
-    ctx = _ctx(tmp_path, ScriptedClient(tool_evolver=[domains, failed]), project_root, worlds={"taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"),
-               "categories": 1, "domains_per_category": 1})  # fmt: skip
+    domains = {
+        "domains": [{"name": "Online shop", "description": "orders of a web shop", "entities": ["customers", "orders"]}]
+    }
+    failed = LLMResult(
+        ok=False,
+        role="tool_evolver",
+        model="m",
+        endpoint="e",
+        error="reply is not JSON",
+        error_kind="parse",
+        raw="{oops",
+    )
+    ctx = _ctx(
+        tmp_path,
+        ScriptedClient(tool_evolver=[domains, failed]),
+        project_root,
+        worlds={
+            "taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"),
+            "categories": 1,
+            "domains_per_category": 1,
+        },
+    )
     counts = run_worlds(ctx)
     (world,) = ctx.store.read(World)
     assert counts["failed_calls"] == 1 and world.source == "derived" and world.problem == "design call failed: parse"
@@ -147,12 +228,21 @@ def test_a_failed_design_call_still_gives_the_domain_a_world(tmp_path, project_r
 
 @pytest.mark.engine
 def test_worlds_and_tools_against_the_embedded_server(tmp_path, project_root, llamacpp_server):
-    cfg = PipelineConfig.model_validate({
-        "run": {"seed": 7},
-        "llm": llm_config(llamacpp_server.url, max_tokens=700, temperature=0.8, frequency_penalty=0.5).model_dump(),
-        "worlds": {"taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"), "categories": 1, "domains_per_category": 2},
-        "tools": {"snapshot_dir": str(tmp_path / "no-snapshot"), "evolve": {"naming": "llm", "tools_per_domain": 2, "evolutions_per_tool": 1}},
-    })  # fmt: skip
+    cfg = PipelineConfig.model_validate(
+        {
+            "run": {"seed": 7},
+            "llm": llm_config(llamacpp_server.url, max_tokens=700, temperature=0.8, frequency_penalty=0.5).model_dump(),
+            "worlds": {
+                "taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"),
+                "categories": 1,
+                "domains_per_category": 2,
+            },
+            "tools": {
+                "snapshot_dir": str(tmp_path / "no-snapshot"),
+                "evolve": {"naming": "llm", "tools_per_domain": 2, "evolutions_per_tool": 1},
+            },
+        }
+    )
     store = RunStore(tmp_path / "data", "evo")
     ctx = RunContext(cfg=cfg, root=project_root, run_id="evo", store=store, prompts=Prompts(project_root / "prompts"))
     worlds_counts = run_worlds(ctx)

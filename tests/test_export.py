@@ -10,9 +10,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from test_rollouts import CANCEL_PATCH, ScriptedClient, cfg, run, user_says
 from worlds import cancel_task, order_agent, order_tools
+
 from worldsmith.chat import conversation_problems
 from worldsmith.config import ExportConfig, JudgeConfig
 from worldsmith.export.sft import build_examples, dataset_card, sft_messages, validation_agents, write_export
@@ -23,10 +23,15 @@ from worldsmith.world.toolset import ToolSet
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "src" / "worldsmith" / "llm" / "chat_templates" / "smollm2_tools.jinja"
-SIM = [{"result": {"id": "o-1001", "status": "open", "item": "blue kettle"}, "patch": []}, {"result": {"status": "cancelled"}, "patch": CANCEL_PATCH}]
+SIM = [
+    {"result": {"id": "o-1001", "status": "open", "item": "blue kettle"}, "patch": []},
+    {"result": {"status": "cancelled"}, "patch": CANCEL_PATCH},
+]
 
 
-def world(n_agents: int = 5, per_agent: int = 2, wording=lambda a, k: f"Order o-1001 is cancelled, agent {a} case {k}."):
+def world(
+    n_agents: int = 5, per_agent: int = 2, wording=lambda a, k: f"Order o-1001 is cancelled, agent {a} case {k}."
+):
     """Trajectories (all passing) of `n_agents` agents, with their tasks, agents and verdicts."""
     tools = order_tools()
     trajs, tasks, agents, verdicts = [], {}, {}, []
@@ -36,9 +41,15 @@ def world(n_agents: int = 5, per_agent: int = 2, wording=lambda a, k: f"Order o-
         for k in range(per_agent):
             task = cancel_task(task_id=f"tsk_{a}_{k}").model_copy(update={"agent_id": agent.agent_id})
             tasks[task.task_id] = task
-            client = ScriptedClient(user_sim=user_says(("Please cancel order o-1001.", "continue"), ("Thanks.", "stop")),
-                                    agent=[[("get_order", {"order_id": "o-1001"})], [("cancel_order", {"order_id": "o-1001"})], wording(a, k)],
-                                    tool_sim=list(SIM))  # fmt: skip
+            client = ScriptedClient(
+                user_sim=user_says(("Please cancel order o-1001.", "continue"), ("Thanks.", "stop")),
+                agent=[
+                    [("get_order", {"order_id": "o-1001"})],
+                    [("cancel_order", {"order_id": "o-1001"})],
+                    wording(a, k),
+                ],
+                tool_sim=list(SIM),
+            )
             ep = Episode(f"trj_{a}_{k}", task, agent, ToolSet.build(tools), k, 100 * a + k)
             t = run(ep, client, cfg())
             trajs.append(t)
@@ -65,11 +76,15 @@ def test_split_by_agent_dedup_and_caps():
     verdicts_twin = verdicts + [verdicts[0].model_copy(update={"trajectory_id": "trj_twin"})]
     examples, dropped = build_examples("run", ExportConfig(), trajs + [twin], verdicts_twin, tasks, agents)
     assert dropped == Counter({"exact_duplicate": 1})
-    same = lambda a, k: "Order o-1001 is cancelled now; the refund of the blue kettle goes back to your card within five working days."  # noqa: E731
+    same = lambda a, k: (
+        "Order o-1001 is cancelled now; the refund of the blue kettle goes back to your card within five working days."
+    )  # noqa: E731
     t2, tk2, ag2, v2 = world(3, 1, wording=same)
     examples, dropped = build_examples("run", ExportConfig(), t2, v2, tk2, ag2)
     assert len(examples) == 1 and dropped["near_duplicate"] + dropped["exact_duplicate"] == 2
-    examples, dropped = build_examples("run", ExportConfig(near_duplicate_threshold=1.0, max_per_tool=4), trajs, verdicts, tasks, agents)
+    examples, dropped = build_examples(
+        "run", ExportConfig(near_duplicate_threshold=1.0, max_per_tool=4), trajs, verdicts, tasks, agents
+    )
     assert len(examples) == 4 and dropped["cap_per_tool"] == 8
     examples, dropped = build_examples("run", ExportConfig(max_per_domain=3), trajs, verdicts, tasks, agents)
     assert Counter(e.metadata["domain"] for e in examples) == {"domain_0": 3, "domain_1": 3}
@@ -88,8 +103,16 @@ def exported(tmp_path_factory):
     trajs, tasks, agents, verdicts = world(5, 2)
     examples, dropped = build_examples("run", ExportConfig(validation_fraction=0.3), trajs, verdicts, tasks, agents)
     out = tmp_path_factory.mktemp("export") / "run"
-    card = dataset_card("run", examples, {"trajectories": 10, "passed": 10, "exported": len(examples)}, dropped,
-                        JudgeConfig().model_dump(), {t.tool_id: t for t in order_tools()}, "licence text", {"agent": "m"})  # fmt: skip
+    card = dataset_card(
+        "run",
+        examples,
+        {"trajectories": 10, "passed": 10, "exported": len(examples)},
+        dropped,
+        JudgeConfig().model_dump(),
+        {t.tool_id: t for t in order_tools()},
+        "licence text",
+        {"agent": "m"},
+    )
     write_export(examples, out, card)
     return out, examples
 
@@ -110,12 +133,17 @@ def test_the_export_loads_in_datasets_in_every_layout(exported):
     card = datasets.load_dataset(str(out))  # the card's `configs` header points at the parquet files
     assert card["validation"].num_rows == ds["validation"].num_rows
     assert not set(ds["train"]["metadata"][i]["agent_id"] for i in range(ds["train"].num_rows)) & set(
-        ds["validation"]["metadata"][i]["agent_id"] for i in range(ds["validation"].num_rows))  # fmt: skip
+        ds["validation"]["metadata"][i]["agent_id"] for i in range(ds["validation"].num_rows)
+    )
 
 
 def test_the_openai_format_is_valid(exported):
     out, examples = exported
-    lines = [json.loads(line) for s in ("train", "validation") for line in (out / "openai" / f"{s}.jsonl").read_text().splitlines()]
+    lines = [
+        json.loads(line)
+        for s in ("train", "validation")
+        for line in (out / "openai" / f"{s}.jsonl").read_text().splitlines()
+    ]
     assert len(lines) == len(examples)
     for ex in lines:
         assert set(ex) == {"messages", "tools", "parallel_tool_calls"} and isinstance(ex["tools"], list)
@@ -140,16 +168,26 @@ def test_every_example_renders_with_the_chat_template(exported, tokenizer):
     out, examples = exported
     ds = datasets.load_dataset("parquet", data_files={"train": str(out / "data" / "*.parquet")})["train"]
     for row in ds:
-        messages = [{k: v for k, v in m.items() if v is not None} for m in row["messages"]]  # as TRL sees them after Arrow
+        messages = [
+            {k: v for k, v in m.items() if v is not None} for m in row["messages"]
+        ]  # as TRL sees them after Arrow
         text = tokenizer.apply_chat_template(messages, tools=json.loads(row["tools"]), tokenize=False)
-        assert "<tools>" in text and '"name": "get_order"' in text and "<tool_call>" in text and "<tool_response>" in text
+        assert (
+            "<tools>" in text and '"name": "get_order"' in text and "<tool_call>" in text and "<tool_response>" in text
+        )
         assert text.count("<|im_start|>assistant") == sum(m["role"] == "assistant" for m in messages)
-        enc = tokenizer.apply_chat_template(messages, tools=json.loads(row["tools"]), tokenize=True, return_dict=True,
-                                            return_assistant_tokens_mask=True)  # fmt: skip
+        enc = tokenizer.apply_chat_template(
+            messages, tools=json.loads(row["tools"]), tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+        )
         mask = enc["assistant_masks"]
         assert 0 < sum(mask) < len(mask)
         trained = tokenizer.decode([t for t, m in zip(enc["input_ids"], mask, strict=True) if m])
-        assert "cancelled" in trained and "<tool_call>" in trained and "Please cancel" not in trained and "<tool_response>" not in trained
+        assert (
+            "cancelled" in trained
+            and "<tool_call>" in trained
+            and "Please cancel" not in trained
+            and "<tool_response>" not in trained
+        )
 
 
 # ------------------------------------------------------------------ report
@@ -167,12 +205,20 @@ def report(tmp_path_factory):
     store.append(list(agents.values()))
     store.append(list(tasks.values()))
     store.append(trajs)
-    verdicts[0] = verdicts[0].model_copy(update={"passed": False, "reasons": ["criterion:state:c2", "hack:unbacked_claim"]})
+    verdicts[0] = verdicts[0].model_copy(
+        update={"passed": False, "reasons": ["criterion:state:c2", "hack:unbacked_claim"]}
+    )
     store.append(verdicts)
     examples, _ = build_examples("rep", ExportConfig(), trajs, verdicts, tasks, agents)
     store.append(examples)
-    store.write_info(status="finished", started_at="2026-11-29T00:00:00", usage={"agent": {"calls": 9, "prompt_tokens": 900, "completion_tokens": 120},
-                                                                                  "tool_sim": {"calls": 6, "prompt_tokens": 600, "completion_tokens": 90}})  # fmt: skip
+    store.write_info(
+        status="finished",
+        started_at="2026-11-29T00:00:00",
+        usage={
+            "agent": {"calls": 9, "prompt_tokens": 900, "completion_tokens": 120},
+            "tool_sim": {"calls": 6, "prompt_tokens": 600, "completion_tokens": 90},
+        },
+    )
     out = store.root / "report.html"
     head = build_report(data, "rep", out)
     return out, head
@@ -180,7 +226,12 @@ def report(tmp_path_factory):
 
 def test_the_report_has_the_headline_figures(report):
     out, head = report
-    assert head["trajectories"] == 6 and head["passed"] == 5 and head["exported"] == 5 and head["pass_rate"] == round(5 / 6, 3)
+    assert (
+        head["trajectories"] == 6
+        and head["passed"] == 5
+        and head["exported"] == 5
+        and head["pass_rate"] == round(5 / 6, 3)
+    )
     assert head["generated_tokens"] == 210 and head["tools"] == 3
     page = out.read_text()
     assert page.count('<figure class="plot"') == 11 and "criterion:state" in page and "<script" not in page
@@ -193,8 +244,15 @@ def test_the_report_renders_in_headless_chromium(report, tmp_path):
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     assert Path(chromium).exists(), "Chromium is missing: `make setup-browser` installs Debian's chromium"
     out, _ = report
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", "--no-first-run"]  # fmt: skip
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=flags)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -251,8 +309,10 @@ def test_the_streamed_export_writes_what_the_in_memory_functions_write(stored, t
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from worldsmith.export.formats import SCHEMA, parquet_row as _row
-    from worldsmith.export.stage import export_dir, run as run_export
+    from worldsmith.export.formats import SCHEMA
+    from worldsmith.export.formats import parquet_row as _row
+    from worldsmith.export.stage import export_dir
+    from worldsmith.export.stage import run as run_export
     from worldsmith.records import Agent, Task, ToolSpec, Trajectory, Verdict
 
     ctx = stored
@@ -263,22 +323,49 @@ def test_the_streamed_export_writes_what_the_in_memory_functions_write(stored, t
     tasks, agents = {t.task_id: t for t in store.read(Task)}, {a.agent_id: a for a in store.read(Agent)}
     tools = {t.tool_id: t for t in store.read(ToolSpec)}
     examples, dropped = build_examples("exp", cfg, trajectories, verdicts, tasks, agents)
-    funnel = {"tools": len(tools), "agents": len(agents), "tasks": len(tasks), "trajectories": len(trajectories),
-              "passed": sum(v.passed for v in verdicts), "exported": len(examples)}  # fmt: skip
+    funnel = {
+        "tools": len(tools),
+        "agents": len(agents),
+        "tasks": len(tasks),
+        "trajectories": len(trajectories),
+        "passed": sum(v.passed for v in verdicts),
+        "exported": len(examples),
+    }
     roles = ctx.cfg.llm.roles
-    models = {r: getattr(roles, r).model or ctx.cfg.llm.endpoints[getattr(roles, r).endpoint].model for r in ("agent", "user_sim", "tool_sim", "critic")}
-    card = dataset_card("exp", examples, funnel, dropped, ctx.cfg.judge.model_dump(exclude={"enabled", "concurrency"}), tools, cfg.licence_note, models)
+    models = {
+        r: getattr(roles, r).model or ctx.cfg.llm.endpoints[getattr(roles, r).endpoint].model
+        for r in ("agent", "user_sim", "tool_sim", "critic")
+    }
+    card = dataset_card(
+        "exp",
+        examples,
+        funnel,
+        dropped,
+        ctx.cfg.judge.model_dump(exclude={"enabled", "concurrency"}),
+        tools,
+        cfg.licence_note,
+        models,
+    )
     write_export(examples, tmp_path / "reference", card)
 
     assert dropped == Counter({"exact_duplicate": 1, "cap_per_domain": 1}) and len(examples) == 10
     splits = Counter(e.split for e in examples)
-    assert counts == {"examples": 10, "train": splits["train"], "validation": splits["validation"], "dropped:cap_per_domain": 1,
-                      "dropped:exact_duplicate": 1, "folder": str(export_dir(ctx))}  # fmt: skip
+    assert counts == {
+        "examples": 10,
+        "train": splits["train"],
+        "validation": splits["validation"],
+        "dropped:cap_per_domain": 1,
+        "dropped:exact_duplicate": 1,
+        "folder": str(export_dir(ctx)),
+    }
     assert folder_bytes(export_dir(ctx)) == folder_bytes(tmp_path / "reference")
     assert {p.name for p in export_dir(ctx).parent.iterdir()} == {"exp"}  # no temporary or spill folder left
     stored_examples = {e.example_id: e for e in store.read(SFTExample)}
     assert len(store.shards("sft")) > 1 and sorted(stored_examples) == sorted(e.example_id for e in examples)
-    assert all(stored_examples[e.example_id].model_dump(exclude={"created_at"}) == e.model_dump(exclude={"created_at"}) for e in examples)
+    assert all(
+        stored_examples[e.example_id].model_dump(exclude={"created_at"}) == e.model_dump(exclude={"created_at"})
+        for e in examples
+    )
     # under one row group of examples, the Parquet file is byte for byte what pq.write_table of the whole split makes
     train = [_row(e) for e in examples if e.split == "train"]
     pq.write_table(pa.Table.from_pylist(train, schema=SCHEMA), tmp_path / "whole.parquet", compression="zstd")
@@ -289,7 +376,8 @@ def test_the_batch_size_does_not_change_the_files(stored, monkeypatch):
     import pyarrow.parquet as pq
 
     from worldsmith.export import formats
-    from worldsmith.export.stage import export_dir, run as run_export
+    from worldsmith.export.stage import export_dir
+    from worldsmith.export.stage import run as run_export
 
     monkeypatch.setattr(formats, "ROW_GROUP_ROWS", 3)  # several row groups, which must not follow the read batches
     results = []
@@ -302,7 +390,8 @@ def test_the_batch_size_does_not_change_the_files(stored, monkeypatch):
 
 def test_a_failed_export_leaves_the_previous_one(stored, monkeypatch):
     from worldsmith.export.sft import ExampleBuilder
-    from worldsmith.export.stage import export_dir, run as run_export
+    from worldsmith.export.stage import export_dir
+    from worldsmith.export.stage import run as run_export
 
     run_export(stored)
     before = folder_bytes(export_dir(stored))
@@ -318,7 +407,6 @@ def test_a_failed_export_leaves_the_previous_one(stored, monkeypatch):
         run_export(stored, batch_rows=2, bucket_rows=4)
     assert folder_bytes(export_dir(stored)) == before
     assert {p.name for p in export_dir(stored).parent.iterdir()} == {"exp"}
-
 
 
 # ------------------------------------------------------------------ export formats (formats.py, export.formats)
@@ -343,8 +431,13 @@ def test_sharegpt_rows_round_trip_a_conversation_with_tool_calls(tmp_path):
         {"role": "assistant", "content": "o-1 is shipped, o-2 is open, o-3 was not found."},
     ]
     tools = json.dumps([{"type": "function", "function": function}])
-    example = SFTExample(example_id="ex_1", messages=messages, tools=tools, split="train",
-                         metadata={"agent_id": "agt_1", "called_tool_ids": ["get_order"]})  # fmt: skip
+    example = SFTExample(
+        example_id="ex_1",
+        messages=messages,
+        tools=tools,
+        split="train",
+        metadata={"agent_id": "agt_1", "called_tool_ids": ["get_order"]},
+    )
     paths = write_export([example], tmp_path / "out", "card", formats=["sharegpt"])
     assert sorted(paths) == ["card", "sharegpt"] and (paths["sharegpt"] / "validation.jsonl").read_text() == ""
     (line,) = (paths["sharegpt"] / "train.jsonl").read_text().splitlines()
@@ -356,12 +449,15 @@ def test_sharegpt_rows_round_trip_a_conversation_with_tool_calls(tmp_path):
         {"from": "function_call", "value": '{"name": "get_order", "arguments": {"order_id": "o-1"}}'},
         {"from": "observation", "value": '{"status": "shipped"}'},
         # parallel calls: one turn, a list; the text beside them has no place in the format
-        {"from": "function_call", "value": '[{"name": "get_order", "arguments": {"order_id": "o-2"}}, '
-                                           '{"name": "get_order", "arguments": {"order_id": "o-3"}}]'},
+        {
+            "from": "function_call",
+            "value": '[{"name": "get_order", "arguments": {"order_id": "o-2"}}, '
+            '{"name": "get_order", "arguments": {"order_id": "o-3"}}]',
+        },
         # their replies: one turn, a list (LLaMA-Factory wants the roles to alternate)
         {"from": "observation", "value": '["{\\"status\\": \\"open\\"}", "not found"]'},
         {"from": "gpt", "value": "o-1 is shipped, o-2 is open, o-3 was not found."},
-    ]  # fmt: skip
+    ]
     assert json.loads(row["tools"]) == [function]  # the bare function objects
 
 
@@ -378,9 +474,11 @@ def test_an_unknown_or_missing_export_format_is_a_clear_config_error():
     assert problems(["parquet", "jsonl", "csv"]) == [f'export.formats.2: got "csv", expected one of {known}']
     assert known == ", ".join(f'"{name}"' for name in FORMATS)  # the registry's names, not a second list
     assert problems(["parquet", "openai"]) == [
-        ('export.formats: got ["parquet", "openai"], expected a list that includes "jsonl" '
-         "(finetune and eval read <export>/jsonl/<split>.jsonl)")
-    ]  # fmt: skip
+        (
+            'export.formats: got ["parquet", "openai"], expected a list that includes "jsonl" '
+            "(finetune and eval read <export>/jsonl/<split>.jsonl)"
+        )
+    ]
     assert problems(["jsonl", "openai", "jsonl"]) == [
         'export.formats.2: got "jsonl" a second time, expected each format once'
     ]
@@ -394,7 +492,8 @@ def test_an_unknown_or_missing_export_format_is_a_clear_config_error():
 
 
 def test_the_chosen_formats_write_exactly_their_folders(stored):
-    from worldsmith.export.stage import export_dir, run as run_export
+    from worldsmith.export.stage import export_dir
+    from worldsmith.export.stage import run as run_export
 
     def files(*folders: str) -> set[str]:
         return {f"{d}/{s}.jsonl" for d in folders for s in ("train", "validation")}
@@ -422,8 +521,15 @@ def test_the_chosen_formats_write_exactly_their_folders(stored):
             assert "| sharegpt | `sharegpt/train.jsonl`, `sharegpt/validation.jsonl` |" in card
             turns = json.loads((out / "sharegpt" / "train.jsonl").read_text().splitlines()[0])["conversations"]
             same = json.loads((out / "jsonl" / "train.jsonl").read_text().splitlines()[0])["messages"]  # that example
-            assert [t["from"] for t in turns] == ["system", "human", "function_call", "observation", "function_call",
-                                                  "observation", "gpt"]  # fmt: skip
+            assert [t["from"] for t in turns] == [
+                "system",
+                "human",
+                "function_call",
+                "observation",
+                "function_call",
+                "observation",
+                "gpt",
+            ]
             assert json.loads(turns[2]["value"]) == {"name": "get_order", "arguments": {"order_id": "o-1001"}}
             assert json.loads(turns[4]["value"]) == {"name": "cancel_order", "arguments": {"order_id": "o-1001"}}
             assert [t["value"] for t in turns[3::2]] == [m["content"] for m in same if m["role"] == "tool"]

@@ -13,9 +13,20 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from test_export import world  # noqa: E402
+
 from worldsmith.config import ExportConfig, FinetuneConfig  # noqa: E402
 from worldsmith.export.sft import build_examples, write_export  # noqa: E402
-from worldsmith.finetune.data import IGNORE, Batch, encode, lm_loss, load_split, make_batches, make_packed_batches, pack, padding_fraction  # noqa: E402
+from worldsmith.finetune.data import (
+    IGNORE,
+    Batch,
+    encode,
+    lm_loss,
+    load_split,
+    make_batches,
+    make_packed_batches,
+    pack,
+    padding_fraction,
+)  # noqa: E402
 from worldsmith.finetune.loop import TEMPLATE, TrainingStopped, train  # noqa: E402
 
 
@@ -42,9 +53,17 @@ def dataset(tmp_path_factory):
 
 def tiny(tokenizer, seed=0, initializer_range=0.02):
     torch.manual_seed(seed)
-    cfg = transformers.LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
-                                   tie_word_embeddings=True, initializer_range=initializer_range)  # fmt: skip
+    cfg = transformers.LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=1024,
+        tie_word_embeddings=True,
+        initializer_range=initializer_range,
+    )
     return transformers.LlamaForCausalLM(cfg)
 
 
@@ -56,8 +75,15 @@ def test_labels_are_exactly_the_assistant_turns(tokenizer, dataset):
     expected = ""
     for m in row["messages"]:
         if m["role"] == "assistant":
-            calls = "".join(("\n" if (m.get("content") or i) else "") + '<tool_call>\n{"name": "' + c["function"]["name"] + '", "arguments": '
-                            + c["function"]["arguments"] + "}\n</tool_call>" for i, c in enumerate(m.get("tool_calls") or []))  # fmt: skip
+            calls = "".join(
+                ("\n" if (m.get("content") or i) else "")
+                + '<tool_call>\n{"name": "'
+                + c["function"]["name"]
+                + '", "arguments": '
+                + c["function"]["arguments"]
+                + "}\n</tool_call>"
+                for i, c in enumerate(m.get("tool_calls") or [])
+            )
             expected += (m.get("content") or "") + calls + "<|im_end|>"
     assert tokenizer.decode(trained) == expected
     cut = encode(tokenizer, row, max_length=40)
@@ -91,16 +117,22 @@ def test_packing_puts_every_example_in_once_within_the_row_length(tokenizer, dat
     assert sum(b.input_ids.shape[0] for b in packed) < len(enc)  # rows hold several examples
     assert padding_fraction(packed) <= padding_fraction(make_batches(enc, 2, tokenizer.pad_token_id))
     trained = sorted(tuple(b.labels[r][b.labels[r] != IGNORE].tolist()) for b in packed for r in range(len(b.labels)))
-    assert sum(len(t) for t in trained) == sum(sum(x != IGNORE for x in e["labels"]) for e in enc)  # no label lost or doubled
+    assert sum(len(t) for t in trained) == sum(
+        sum(x != IGNORE for x in e["labels"]) for e in enc
+    )  # no label lost or doubled
     assert all(b.input_ids.shape[1] <= 2 * longest for b in packed)
-    assert sum(int((b.position_ids == 0).sum()) for b in packed) == len(enc)  # positions restart once per example; padding continues
+    assert sum(int((b.position_ids == 0).sum()) for b in packed) == len(
+        enc
+    )  # positions restart once per example; padding continues
     assert sorted(i for g in pack([5, 3, 7, 2, 2, 9], 10) for i in g) == list(range(6))
     assert all(sum([5, 3, 7, 2, 2, 9][i] for i in g) <= 10 for g in pack([5, 3, 7, 2, 2, 9], 10))
 
 
 def test_a_packed_row_learns_exactly_what_its_examples_learn_alone(tokenizer, dataset):
     enc = [encode(tokenizer, r, 4096) for r in load_split(dataset, "train")][:3]
-    [batch] = make_packed_batches(enc, 1, sum(len(e["input_ids"]) for e in enc) + 7, tokenizer.pad_token_id)  # one row, a padding tail
+    [batch] = make_packed_batches(
+        enc, 1, sum(len(e["input_ids"]) for e in enc) + 7, tokenizer.pad_token_id
+    )  # one row, a padding tail
     alone = [make_batches([e], 1, tokenizer.pad_token_id)[0] for e in enc]
     leaky = Batch(batch.input_ids, batch.labels, batch.attention_mask)  # the same row attending across its examples
     row, spans, order = batch.input_ids[0].tolist(), [], []
@@ -134,34 +166,69 @@ def test_a_packed_row_learns_exactly_what_its_examples_learn_alone(tokenizer, da
 
 
 def _cfg(**over):
-    return FinetuneConfig.model_validate({"max_steps": 6, "batch_size": 2, "warmup_steps": 1, "lr": 3e-3, "muon_lr": 2e-2,
-                                          "save_every": 2, "eval_every": 3, **over})  # fmt: skip
+    return FinetuneConfig.model_validate(
+        {
+            "max_steps": 6,
+            "batch_size": 2,
+            "warmup_steps": 1,
+            "lr": 3e-3,
+            "muon_lr": 2e-2,
+            "save_every": 2,
+            "eval_every": 3,
+            **over,
+        }
+    )
 
 
 @pytest.mark.parametrize("optimizer", ["muon", "adamw"])
 def test_training_lowers_the_loss_and_saves_a_servable_folder(tokenizer, dataset, tmp_path, optimizer):
-    result = train(_cfg(optimizer=optimizer, max_steps=10, lr=1e-2, muon_lr=5e-2), dataset, tmp_path / "run", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    result = train(
+        _cfg(optimizer=optimizer, max_steps=10, lr=1e-2, muon_lr=5e-2),
+        dataset,
+        tmp_path / "run",
+        model=tiny(tokenizer),
+        tokenizer=tokenizer,
+        log=lambda m: None,
+    )
     assert result.losses[-1] < result.losses[0] - 1.0, result.losses
     assert result.val_losses and result.val_losses[-1][0] == 10
     folder = result.model_dir
-    assert (folder / "model.safetensors").exists() and (folder / "chat_template.jinja").read_text() == TEMPLATE.read_text()
+    assert (folder / "model.safetensors").exists() and (
+        folder / "chat_template.jinja"
+    ).read_text() == TEMPLATE.read_text()
     assert json.loads((folder / "config.json").read_text())["use_cache"] is True
     again = transformers.AutoModelForCausalLM.from_pretrained(folder)
     tok = transformers.AutoTokenizer.from_pretrained(folder)
-    ids = tok.apply_chat_template([{"role": "user", "content": "Cancel o-1001"}], add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    ids = tok.apply_chat_template(
+        [{"role": "user", "content": "Cancel o-1001"}],
+        add_generation_prompt=True,
+        return_tensors="pt",
+        return_dict=True,
+    )
     out = again.generate(**ids, max_new_tokens=5, do_sample=False)
     assert out.shape[1] == ids["input_ids"].shape[1] + 5
 
 
 def test_resume_reproduces_the_next_steps(tokenizer, dataset, tmp_path):
     full = train(_cfg(), dataset, tmp_path / "full", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+
     def crash_after_step_4(done, total, loss, rate):
         if done == 4:
             raise KeyboardInterrupt  # Ctrl-C right after the step-4 checkpoint
 
     with pytest.raises(KeyboardInterrupt):
-        train(_cfg(), dataset, tmp_path / "part", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None, progress=crash_after_step_4)
-    resumed = train(_cfg(), dataset, tmp_path / "part", model=tiny(tokenizer, seed=99), tokenizer=tokenizer, log=lambda m: None)
+        train(
+            _cfg(),
+            dataset,
+            tmp_path / "part",
+            model=tiny(tokenizer),
+            tokenizer=tokenizer,
+            log=lambda m: None,
+            progress=crash_after_step_4,
+        )
+    resumed = train(
+        _cfg(), dataset, tmp_path / "part", model=tiny(tokenizer, seed=99), tokenizer=tokenizer, log=lambda m: None
+    )
     assert resumed.resumed_from == 4
     assert resumed.losses[4:] == pytest.approx(full.losses[4:], rel=1e-5)
 
@@ -169,7 +236,14 @@ def test_resume_reproduces_the_next_steps(tokenizer, dataset, tmp_path):
 def test_an_exploding_loss_stops_and_keeps_the_last_checkpoint(tokenizer, dataset, tmp_path):
     train(_cfg(max_steps=2), dataset, tmp_path / "x", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
     with pytest.raises(TrainingStopped, match="last good checkpoint"):
-        train(_cfg(max_steps=4, explode_factor=0.5, lr=50.0, muon_lr=50.0), dataset, tmp_path / "x", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+        train(
+            _cfg(max_steps=4, explode_factor=0.5, lr=50.0, muon_lr=50.0),
+            dataset,
+            tmp_path / "x",
+            model=tiny(tokenizer),
+            tokenizer=tokenizer,
+            log=lambda m: None,
+        )
     assert (tmp_path / "x" / "checkpoints" / "last.pt").exists()
 
 
@@ -185,14 +259,25 @@ def test_finetune_paths_default_to_the_runs_export(tmp_path):
 
 
 def test_qk_clip_in_the_loop_bounds_the_logits_and_saves_a_plain_folder(tokenizer, dataset, tmp_path):
-    free = train(_cfg(max_steps=3), dataset, tmp_path / "free", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    free = train(
+        _cfg(max_steps=3), dataset, tmp_path / "free", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None
+    )
     logs: list[str] = []
-    clipped = train(_cfg(max_steps=3, qk_clip_tau=0.05), dataset, tmp_path / "clip", model=tiny(tokenizer), tokenizer=tokenizer, log=logs.append)
+    clipped = train(
+        _cfg(max_steps=3, qk_clip_tau=0.05),
+        dataset,
+        tmp_path / "clip",
+        model=tiny(tokenizer),
+        tokenizer=tokenizer,
+        log=logs.append,
+    )
     assert not free.max_logits and len(clipped.max_logits) == 3
     assert clipped.max_logits[0] > 0.05 and clipped.clipped_heads > 0  # the tiny model's logits start over this tau
     assert max(clipped.max_logits[1:]) < clipped.max_logits[0]  # and are held near it afterwards
     assert clipped.losses[0] == pytest.approx(free.losses[0], rel=1e-6)  # the first forward is SDPA's, unchanged
-    assert max(abs(a - b) for a, b in zip(clipped.losses[1:], free.losses[1:], strict=True)) > 1e-6  # the clips change what follows
+    assert (
+        max(abs(a - b) for a, b in zip(clipped.losses[1:], free.losses[1:], strict=True)) > 1e-6
+    )  # the clips change what follows
     assert any("QK-clip at tau 0.05" in line for line in logs)
     config = json.loads((clipped.model_dir / "config.json").read_text())
     assert "qk_clip" not in json.dumps(config)
@@ -202,12 +287,24 @@ def test_qk_clip_in_the_loop_bounds_the_logits_and_saves_a_plain_folder(tokenize
 
 def test_training_on_packed_rows_lowers_the_loss_and_resumes(tokenizer, dataset, tmp_path):
     logs: list[str] = []
-    result = train(_cfg(packing=True, max_length=4096, max_steps=8, lr=1e-2, muon_lr=5e-2), dataset, tmp_path / "packed", model=tiny(tokenizer),
-                   tokenizer=tokenizer, log=logs.append)  # fmt: skip
+    result = train(
+        _cfg(packing=True, max_length=4096, max_steps=8, lr=1e-2, muon_lr=5e-2),
+        dataset,
+        tmp_path / "packed",
+        model=tiny(tokenizer),
+        tokenizer=tokenizer,
+        log=logs.append,
+    )
     assert result.losses[-1] < result.losses[0] - 1.0, result.losses
     assert any("packed batches" in line for line in logs)
-    with_clip = train(_cfg(packing=True, max_length=4096, max_steps=2, qk_clip_tau=0.05), dataset, tmp_path / "clip", model=tiny(tokenizer),
-                      tokenizer=tokenizer, log=lambda m: None)  # fmt: skip
+    with_clip = train(
+        _cfg(packing=True, max_length=4096, max_steps=2, qk_clip_tau=0.05),
+        dataset,
+        tmp_path / "clip",
+        model=tiny(tokenizer),
+        tokenizer=tokenizer,
+        log=lambda m: None,
+    )
     assert with_clip.clipped_heads > 0 and len(with_clip.max_logits) == 2
 
 
@@ -217,7 +314,14 @@ def test_an_empty_or_missing_export_stops_with_the_reason(tokenizer, tmp_path):
     with pytest.raises(ValueError, match="export is empty.*policy_probe"):
         train(_cfg(), empty, tmp_path / "out", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
     with pytest.raises(ValueError, match="there is no export: run the pipeline"):
-        train(_cfg(), tmp_path / "missing", tmp_path / "out", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+        train(
+            _cfg(),
+            tmp_path / "missing",
+            tmp_path / "out",
+            model=tiny(tokenizer),
+            tokenizer=tokenizer,
+            log=lambda m: None,
+        )
     assert not (tmp_path / "out").exists()  # nothing half-written
 
 
@@ -230,10 +334,21 @@ def test_the_finetune_flow_trains_with_packing_and_qk_clip_from_the_config(token
     tiny(tokenizer).save_pretrained(base)
     tokenizer.save_pretrained(base)
     root = Path(__file__).resolve().parent.parent
-    sets = [f"finetune.base_model={base}", f"finetune.dataset={dataset}", f"finetune.out_dir={tmp_path / 'models'}", "finetune.name=flow",
-            "finetune.max_steps=2", "finetune.batch_size=2", "finetune.packing=true", "finetune.max_length=4096", "finetune.qk_clip_tau=0.05"]  # fmt: skip
+    sets = [
+        f"finetune.base_model={base}",
+        f"finetune.dataset={dataset}",
+        f"finetune.out_dir={tmp_path / 'models'}",
+        "finetune.name=flow",
+        "finetune.max_steps=2",
+        "finetune.batch_size=2",
+        "finetune.packing=true",
+        "finetune.max_length=4096",
+        "finetune.qk_clip_tau=0.05",
+    ]
     counts = synth_flows.finetune.fn(config_path=str(root / "pipeline.yaml"), overrides=sets)
     assert counts["steps"] == 2 and counts["qk_clip_head_rescales"] > 0 and 0 <= counts["padding"] < 1
     saved = json.loads((tmp_path / "models" / "flow" / "train.json").read_text())
-    assert saved["config"]["packing"] is True and saved["config"]["qk_clip_tau"] == 0.05 and len(saved["max_logits"]) == 2
+    assert (
+        saved["config"]["packing"] is True and saved["config"]["qk_clip_tau"] == 0.05 and len(saved["max_logits"]) == 2
+    )
     assert (tmp_path / "models" / "flow" / "model" / "model.safetensors").exists()

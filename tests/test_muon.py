@@ -17,8 +17,16 @@ from worldsmith.finetune.muon import MuonAdamW, is_muon_param, make_optimizer, p
 
 def tiny_llama(tied: bool = True, dtype=torch.float32, seed: int = 0):
     torch.manual_seed(seed)
-    cfg = transformers.LlamaConfig(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                                   num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=tied)  # fmt: skip
+    cfg = transformers.LlamaConfig(
+        vocab_size=97,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        tie_word_embeddings=tied,
+    )
     return transformers.LlamaForCausalLM(cfg).to(dtype)
 
 
@@ -68,10 +76,19 @@ def test_equal_to_torch_muon_plus_adamw_in_float64(monkeypatch):
     ref_model = copy.deepcopy(ours_model)
     ours = make_optimizer(ours_model, "muon", lr=1e-3, muon_lr=2e-2, weight_decay=0.1, ns_dtype=torch.float64)
     groups = param_groups(ref_model, lr=1e-3, muon_lr=2e-2, weight_decay=0.1)
-    ref_muon = torch.optim.Muon([p for g in groups if g["use_muon"] for p in g["params"]], lr=2e-2, weight_decay=0.1,
-                                adjust_lr_fn="match_rms_adamw")  # fmt: skip
-    ref_adamw = torch.optim.AdamW([{"params": g["params"], "weight_decay": g["weight_decay"]} for g in groups if not g["use_muon"]],
-                                  lr=1e-3, betas=(0.9, 0.95), eps=1e-8, foreach=False)  # fmt: skip
+    ref_muon = torch.optim.Muon(
+        [p for g in groups if g["use_muon"] for p in g["params"]],
+        lr=2e-2,
+        weight_decay=0.1,
+        adjust_lr_fn="match_rms_adamw",
+    )
+    ref_adamw = torch.optim.AdamW(
+        [{"params": g["params"], "weight_decay": g["weight_decay"]} for g in groups if not g["use_muon"]],
+        lr=1e-3,
+        betas=(0.9, 0.95),
+        eps=1e-8,
+        foreach=False,
+    )
 
     class Both:
         def step(self):
@@ -80,8 +97,13 @@ def test_equal_to_torch_muon_plus_adamw_in_float64(monkeypatch):
 
     _steps(ours_model, ours)
     _steps(ref_model, Both())
-    worst = max((a - b).abs().max().item() for a, b in zip(ours_model.parameters(), ref_model.parameters(), strict=True))
-    moved = max((a - b).abs().max().item() for a, b in zip(ours_model.parameters(), tiny_llama(dtype=torch.float64).parameters(), strict=True))
+    worst = max(
+        (a - b).abs().max().item() for a, b in zip(ours_model.parameters(), ref_model.parameters(), strict=True)
+    )
+    moved = max(
+        (a - b).abs().max().item()
+        for a, b in zip(ours_model.parameters(), tiny_llama(dtype=torch.float64).parameters(), strict=True)
+    )
     assert worst < 1e-12 and moved > 1e-3, worst  # ~1e-16 seen: float64 rounding of a differently ordered sum
 
 
@@ -89,7 +111,9 @@ def test_the_bfloat16_path_is_torchs_own():
     ours_model = tiny_llama()
     ref_model = copy.deepcopy(ours_model)
     muon_params = lambda m: [p for n, p in m.named_parameters() if is_muon_param(n, p)]  # noqa: E731
-    ours = MuonAdamW([{"params": muon_params(ours_model), "use_muon": True}], lr=2e-2, weight_decay=0.1, ns_dtype=torch.bfloat16)
+    ours = MuonAdamW(
+        [{"params": muon_params(ours_model), "use_muon": True}], lr=2e-2, weight_decay=0.1, ns_dtype=torch.bfloat16
+    )
     ref = torch.optim.Muon(muon_params(ref_model), lr=2e-2, weight_decay=0.1, adjust_lr_fn="match_rms_adamw")
     _steps(ours_model, ours, n=2)
     _steps(ref_model, ref, n=2)

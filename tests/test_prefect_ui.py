@@ -16,12 +16,18 @@ from pathlib import Path
 
 import pytest
 import tenacity
-
 from conftest import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run"]  # fmt: skip
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def _transient(exc: BaseException) -> bool:
@@ -30,11 +36,19 @@ def _transient(exc: BaseException) -> bool:
     return isinstance(exc, urllib.error.HTTPError) and exc.code in (429, 502, 503)
 
 
-@tenacity.retry(retry=tenacity.retry_if_exception(_transient), wait=tenacity.wait_exponential(multiplier=0.5, max=8),
-                stop=tenacity.stop_after_attempt(8), reraise=True)  # fmt: skip
+@tenacity.retry(
+    retry=tenacity.retry_if_exception(_transient),
+    wait=tenacity.wait_exponential(multiplier=0.5, max=8),
+    stop=tenacity.stop_after_attempt(8),
+    reraise=True,
+)
 def _api(url: str, data: dict | None = None):
-    req = urllib.request.Request(url, data=json.dumps(data).encode() if data is not None else None,
-                                 headers={"Content-Type": "application/json"}, method="POST" if data is not None else "GET")  # fmt: skip
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(data).encode() if data is not None else None,
+        headers={"Content-Type": "application/json"},
+        method="POST" if data is not None else "GET",
+    )
     with urllib.request.urlopen(req, timeout=30) as resp:
         return json.loads(resp.read() or b"null")
 
@@ -45,7 +59,9 @@ def ui(tmp_path):
     env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect")}
     env.pop("PREFECT_API_URL", None)
     ui_py = [sys.executable, str(ROOT / "flows" / "ui.py")]
-    started = subprocess.run([*ui_py, "start", "--port", str(port)], env=env, capture_output=True, text=True, timeout=420)
+    started = subprocess.run(
+        [*ui_py, "start", "--port", str(port)], env=env, capture_output=True, text=True, timeout=420
+    )
     try:
         assert started.returncode == 0, started.stdout + started.stderr
         assert "deployments registered" in started.stdout
@@ -53,7 +69,11 @@ def ui(tmp_path):
     finally:
         stopped = subprocess.run([*ui_py, "stop"], env=env, capture_output=True, text=True, timeout=120)
         assert stopped.returncode == 0, stopped.stderr
-    state = json.loads((tmp_path / "prefect" / "ui.json").read_text()) if (tmp_path / "prefect" / "ui.json").exists() else None
+    state = (
+        json.loads((tmp_path / "prefect" / "ui.json").read_text())
+        if (tmp_path / "prefect" / "ui.json").exists()
+        else None
+    )
     assert state is None  # the recorded process ids were stopped and forgotten
 
 
@@ -64,19 +84,44 @@ def test_make_ui_deployments_trigger_and_browser(ui, tmp_path):
     base, env = ui
     api = f"{base}/api"
     deployments = {d["name"]: d for d in _api(f"{api}/deployments/filter", {})}
-    assert set(deployments) == {"synth-nightly", "crawl-weekly", "finetune-daily", "eval-daily",
-                                *(f"{s}-daily" for s in ("smoke", "tools", "bundles", "agents", "tasks", "rollouts", "judge", "export", "report"))}  # fmt: skip
+    assert set(deployments) == {
+        "synth-nightly",
+        "crawl-weekly",
+        "finetune-daily",
+        "eval-daily",
+        *(
+            f"{s}-daily"
+            for s in ("smoke", "tools", "bundles", "agents", "tasks", "rollouts", "judge", "export", "report")
+        ),
+    }
     synth = deployments["synth-nightly"]
     assert [(s["schedule"]["cron"], s["active"]) for s in synth["schedules"]] == [("0 2 * * *", True)]
-    assert deployments["crawl-weekly"]["schedules"][0]["active"] and not deployments["judge-daily"]["schedules"][0]["active"]
-    assert set(synth["parameter_openapi_schema"]["properties"]) == {"config_path", "overrides", "run_id"}  # a typed form in the UI
+    assert (
+        deployments["crawl-weekly"]["schedules"][0]["active"]
+        and not deployments["judge-daily"]["schedules"][0]["active"]
+    )
+    assert set(synth["parameter_openapi_schema"]["properties"]) == {
+        "config_path",
+        "overrides",
+        "run_id",
+    }  # a typed form in the UI
 
     # trigger synth at tiny scale, as the UI's "Run" button does
-    overrides = [f"run.data_dir={tmp_path / 'data'}", f"export.out_dir={tmp_path / 'data' / 'exports'}", f"llm.server.port={free_port()}",
-                 "smoke.requests=1", "tools.evolve.enabled=false", "tools.bundles.count=1", "tasks.enabled=false",
-                 "rollouts.enabled=false", "judge.enabled=false"]  # fmt: skip
-    run = _api(f"{api}/deployments/{synth['id']}/create_flow_run",
-               {"parameters": {"config_path": str(ROOT / "pipeline.yaml"), "overrides": overrides}})  # fmt: skip
+    overrides = [
+        f"run.data_dir={tmp_path / 'data'}",
+        f"export.out_dir={tmp_path / 'data' / 'exports'}",
+        f"llm.server.port={free_port()}",
+        "smoke.requests=1",
+        "tools.evolve.enabled=false",
+        "tools.bundles.count=1",
+        "tasks.enabled=false",
+        "rollouts.enabled=false",
+        "judge.enabled=false",
+    ]
+    run = _api(
+        f"{api}/deployments/{synth['id']}/create_flow_run",
+        {"parameters": {"config_path": str(ROOT / "pipeline.yaml"), "overrides": overrides}},
+    )
     deadline = time.monotonic() + 600
     state = None
     while time.monotonic() < deadline:
@@ -111,11 +156,24 @@ def test_flows_and_tasks_run_without_a_server(tmp_path, project_root):
     sys.path.insert(0, str(project_root / "flows"))
     import synth as flows
 
-    overrides = [f"run.data_dir={tmp_path / 'data'}", "tools.evolve.enabled=false", "tools.bundles.count=2", "run.name=fn"]
+    overrides = [
+        f"run.data_dir={tmp_path / 'data'}",
+        "tools.evolve.enabled=false",
+        "tools.bundles.count=2",
+        "run.name=fn",
+    ]
     out = flows.tools.fn(config_path=str(project_root / "pipeline.yaml"), overrides=overrides)
-    assert out["status"] == "finished" and list(out["stages"]) == ["tools"] and out["stages"]["tools"]["tools_total"] > 1000
-    out = flows.bundles.fn(config_path=str(project_root / "pipeline.yaml"), overrides=overrides)  # the same run, resumed
+    assert (
+        out["status"] == "finished"
+        and list(out["stages"]) == ["tools"]
+        and out["stages"]["tools"]["tools_total"] > 1000
+    )
+    out = flows.bundles.fn(
+        config_path=str(project_root / "pipeline.yaml"), overrides=overrides
+    )  # the same run, resumed
     assert out["status"] == "finished" and out["stages"]["bundles"]["bundles"] == 2
     assert set(flows.FLOWS) == {"synth", "finetune", "eval", *(s.name for s in flows.pipeline.STAGES)}
-    assert flows.FLOWS["judge"].name == "judge" and flows.judge is flows.FLOWS["judge"]  # a module attribute: deployments load it by name
+    assert (
+        flows.FLOWS["judge"].name == "judge" and flows.judge is flows.FLOWS["judge"]
+    )  # a module attribute: deployments load it by name
     assert flows.artifact_key("Worldsmith-ABC_1", "agents") == "worldsmith-abc-1-agents"

@@ -18,11 +18,21 @@ PAD = 0
 
 def model(kv_heads: int, layers: int = 2, seed: int = 0):
     torch.manual_seed(seed)
-    cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=layers, num_attention_heads=4,
-                                   num_key_value_heads=kv_heads, max_position_embeddings=64, attention_bias=True)  # fmt: skip
+    cfg = transformers.LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=kv_heads,
+        max_position_embeddings=64,
+        attention_bias=True,
+    )
     m = transformers.LlamaForCausalLM(cfg)
     with torch.no_grad():
-        m.model.embed_tokens.weight[PAD] *= 200  # a padding token whose query would carry the largest logit if it were counted
+        m.model.embed_tokens.weight[PAD] *= (
+            200  # a padding token whose query would carry the largest logit if it were counted
+        )
         for layer in m.model.layers:  # logits large enough to be worth clipping
             layer.self_attn.q_proj.weight.mul_(8)
             layer.self_attn.k_proj.weight.mul_(8)
@@ -61,7 +71,9 @@ def brute_force_max(m, ids, mask) -> list[torch.Tensor]:
         k = k.repeat_interleave(a.num_key_value_groups, dim=1)
         logits = (q @ k.transpose(-1, -2)) * a.head_dim**-0.5
         real = mask.bool()
-        allowed = torch.ones(t, t, dtype=torch.bool).tril()[None, None] & real[:, None, :, None] & real[:, None, None, :]
+        allowed = (
+            torch.ones(t, t, dtype=torch.bool).tril()[None, None] & real[:, None, :, None] & real[:, None, None, :]
+        )
         out.append(logits.masked_fill(~allowed, float("-inf")).amax(dim=(0, 2, 3)))
     return out
 
@@ -107,13 +119,17 @@ def test_a_clip_brings_the_heads_over_tau_to_tau_and_leaves_the_others(kv_heads)
     recorded_again = recorded(clip, m, ids, mask)[0]  # apply() reads what the last forward recorded
     m(input_ids=ids, attention_mask=mask)
     stats = clip.apply()
-    assert stats["clipped_heads"] == int(over.sum()) and stats["max_logit"] == pytest.approx(float(recorded_again.max()))
+    assert stats["clipped_heads"] == int(over.sum()) and stats["max_logit"] == pytest.approx(
+        float(recorded_again.max())
+    )
     after = recorded(clip, m, ids, mask)[0]
     assert torch.allclose(after[over], torch.full_like(after[over], clip.tau), rtol=1e-4)
     assert torch.allclose(after[~over], first[~over], rtol=1e-5)
     gamma = (clip.tau / first).clamp(max=1).repeat_interleave(a.head_dim)
     if kv_heads == 4:  # one key head per query head: √γ on each side, as K2
-        assert torch.allclose(a.q_proj.weight, wq * gamma.sqrt()[:, None]) and torch.allclose(a.k_proj.weight, wk * gamma.sqrt()[:, None])
+        assert torch.allclose(a.q_proj.weight, wq * gamma.sqrt()[:, None]) and torch.allclose(
+            a.k_proj.weight, wk * gamma.sqrt()[:, None]
+        )
     else:  # shared key heads: the query takes all of γ and the keys stay
         assert torch.allclose(a.q_proj.weight, wq * gamma[:, None]) and torch.equal(a.k_proj.weight, wk)
 
@@ -145,21 +161,39 @@ def test_the_hf_trainer_applies_the_clip_through_a_callback(tmp_path):
 
     m = model(2)
     ids, mask = batch()
-    rows = [{"input_ids": i, "attention_mask": a, "labels": i.masked_fill(a == 0, -100)} for i, a in zip(ids, mask, strict=True)] * 2
+    rows = [
+        {"input_ids": i, "attention_mask": a, "labels": i.masked_fill(a == 0, -100)}
+        for i, a in zip(ids, mask, strict=True)
+    ] * 2
     clip = QKClip(m, tau=1e9)
     start = recorded(clip, m, ids, mask)
     clip.tau = float(min(s.min() for s in start)) / 2  # every head is over: each step must rescale all of them
-    args = transformers.TrainingArguments(output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=2, report_to=[], use_cpu=True,
-                                          save_strategy="no", logging_strategy="no", learning_rate=1e-3)  # fmt: skip
-    trainer = transformers.Trainer(model=m, args=args, train_dataset=rows, optimizers=(make_optimizer(m, "muon", lr=1e-3), None),
-                                   callbacks=[clip.trainer_callback()])  # fmt: skip
+    args = transformers.TrainingArguments(
+        output_dir=str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=2,
+        report_to=[],
+        use_cpu=True,
+        save_strategy="no",
+        logging_strategy="no",
+        learning_rate=1e-3,
+    )
+    trainer = transformers.Trainer(
+        model=m,
+        args=args,
+        train_dataset=rows,
+        optimizers=(make_optimizer(m, "muon", lr=1e-3), None),
+        callbacks=[clip.trainer_callback()],
+    )
     applied = []
     real_apply = clip.apply
     clip.apply = lambda: applied.append(real_apply()) or applied[-1]
     trainer.train()
     assert len(applied) == 2  # once per optimizer step
     assert applied[0]["clipped_heads"] == sum(len(s) for s in start)  # the first rescaled every head of both layers
-    assert clip.clipped_heads == sum(a["clipped_heads"] for a in applied) and clip.max_logit == max(a["max_logit"] for a in applied)  # the run's totals
+    assert clip.clipped_heads == sum(a["clipped_heads"] for a in applied) and clip.max_logit == max(
+        a["max_logit"] for a in applied
+    )  # the run's totals
     assert m.config._attn_implementation == "sdpa"  # closed at the end of training
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-
 from conftest import free_port
+
 from worldsmith.records import Trajectory, Verdict
 from worldsmith.store import RunStore
 
@@ -51,9 +51,9 @@ class Scripted(ScriptedClient):
                                          "action": "continue" if first else "stop"}]
         return await super().structured(role, messages, schema, name, seed)
 
-    async def tool_step(self, role, messages, tools, require_tool=False, seed=None):
+    async def tool_step(self, role, messages, tools, require_tool=False, seed=None, **kw):
         await asyncio.sleep(random.uniform(0.02, 0.15))
-        return await super().tool_step(role, messages, tools, require_tool, seed)
+        return await super().tool_step(role, messages, tools, require_tool, seed, **kw)
 
 
 def agent(messages):
@@ -82,13 +82,17 @@ print("done", flush=True)
 def _run_pipeline(script: Path, data: Path, kill_after: int | None = None) -> int:
     """Run the script; with `kill_after`, SIGKILL it once that many trajectories are on disk."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "tests")}
-    proc = subprocess.Popen([sys.executable, str(script), str(data), str(ROOT)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(data), str(ROOT)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     if kill_after is None:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err.decode()[-3000:]
         return proc.returncode
     shards = data / "runs" / "night" / "trajectories"
-    target = max(kill_after, len(list(shards.glob("part-*.parquet"))) + 1)  # at least one new trajectory: a kill during rollouts
+    target = max(
+        kill_after, len(list(shards.glob("part-*.parquet"))) + 1
+    )  # at least one new trajectory: a kill during rollouts
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list(shards.glob("part-*.parquet"))) < target and proc.poll() is None:
         time.sleep(0.01)
@@ -103,7 +107,9 @@ def _dataset(data: Path) -> dict[str, list[dict]]:
     out = {p.name: sorted(p.read_text().splitlines()) for p in sorted((folder / "jsonl").glob("*.jsonl"))}
     for p in sorted(folder.rglob("*.parquet")):
         rows = pq.read_table(p).to_pylist()
-        out[p.name] = sorted(json.dumps({k: v for k, v in r.items() if k != "created_at"}, sort_keys=True, default=str) for r in rows)
+        out[p.name] = sorted(
+            json.dumps({k: v for k, v in r.items() if k != "created_at"}, sort_keys=True, default=str) for r in rows
+        )
     return out
 
 
@@ -128,9 +134,16 @@ def test_repeated_sigkills_during_rollouts_give_the_uninterrupted_dataset(tmp_pa
     a, b = RunStore(calm, "night"), RunStore(killed, "night")
     trajs_a = {t.trajectory_id: t for t in a.read(Trajectory)}
     trajs_b = b.read(Trajectory)
-    assert len(trajs_a) == 18 and len(trajs_b) == 18 and {t.trajectory_id for t in trajs_b} == set(trajs_a)  # each exactly once
-    assert all(t.messages == trajs_a[t.trajectory_id].messages and t.world_states == trajs_a[t.trajectory_id].world_states for t in trajs_b)
-    assert sorted((v.trajectory_id, v.passed, tuple(v.reasons)) for v in a.read(Verdict)) == sorted((v.trajectory_id, v.passed, tuple(v.reasons)) for v in b.read(Verdict))
+    assert (
+        len(trajs_a) == 18 and len(trajs_b) == 18 and {t.trajectory_id for t in trajs_b} == set(trajs_a)
+    )  # each exactly once
+    assert all(
+        t.messages == trajs_a[t.trajectory_id].messages and t.world_states == trajs_a[t.trajectory_id].world_states
+        for t in trajs_b
+    )
+    assert sorted((v.trajectory_id, v.passed, tuple(v.reasons)) for v in a.read(Verdict)) == sorted(
+        (v.trajectory_id, v.passed, tuple(v.reasons)) for v in b.read(Verdict)
+    )
     dataset = _dataset(calm)
     assert dataset["train.jsonl"] and dataset == _dataset(killed)
     # a kill during a write leaves at most a temporary file, never a half shard that is read
@@ -142,9 +155,10 @@ def test_repeated_sigkills_during_rollouts_give_the_uninterrupted_dataset(tmp_pa
 @pytest.mark.engine
 @pytest.mark.slow
 def test_a_server_stopped_mid_run_stops_the_run_cleanly_and_it_resumes(tmp_path, project_root):
+    from worlds import cancel_task, order_agent, order_tools
+
     from worldsmith.config import ServerConfig
     from worldsmith.llm.server import ModelServer
-    from worlds import cancel_task, order_agent, order_tools
 
     data = tmp_path / "data"
     store = RunStore(data, "outage")
@@ -157,11 +171,29 @@ def test_a_server_stopped_mid_run_stops_the_run_cleanly_and_it_resumes(tmp_path,
     cfg["run"].update(data_dir=str(data), prompts_dir=str(project_root / "prompts"))
     cfg["llm"]["endpoints"]["local"]["urls"] = [server.url]  # a server the run did not start (as on a GPU box)
     cfg["llm"]["retry"].update(outage_timeout_s=6, initial_backoff_s=0.2, max_backoff_s=1)
-    cfg["rollouts"].update(samples_per_task=1, concurrency=1, max_turns=1, max_tool_calls=1, max_tokens=700,
-                           faults={"enabled": False}, real_execution={"enabled": False})  # fmt: skip
+    cfg["rollouts"].update(
+        samples_per_task=1,
+        concurrency=1,
+        max_turns=1,
+        max_tool_calls=1,
+        max_tokens=700,
+        faults={"enabled": False},
+        real_execution={"enabled": False},
+    )
     config = tmp_path / "pipeline.yaml"
     config.write_text(yaml.safe_dump(cfg))
-    command = [sys.executable, "-m", "worldsmith.cli", "synth", "--stage", "rollouts", "--run-id", "outage", "-c", str(config)]
+    command = [
+        sys.executable,
+        "-m",
+        "worldsmith.cli",
+        "synth",
+        "--stage",
+        "rollouts",
+        "--run-id",
+        "outage",
+        "-c",
+        str(config),
+    ]
     shards = data / "runs" / "outage" / "trajectories"
 
     server.start()
@@ -184,7 +216,9 @@ def test_a_server_stopped_mid_run_stops_the_run_cleanly_and_it_resumes(tmp_path,
     assert info["status"] == "stopped" and "unreachable" in info["error"]
     before = RunStore(data, "outage").read(Trajectory)
     assert 1 <= len(before) < 3
-    assert not [t for t in before if "connection" in (t.reason or "") or "unreachable" in (t.reason or "")], "an outage is not the episode's failure"
+    assert not [t for t in before if "connection" in (t.reason or "") or "unreachable" in (t.reason or "")], (
+        "an outage is not the episode's failure"
+    )
 
     server.start()
     try:
@@ -194,5 +228,7 @@ def test_a_server_stopped_mid_run_stops_the_run_cleanly_and_it_resumes(tmp_path,
     assert again.returncode == 0, again.stderr[-3000:]
     after = RunStore(data, "outage").read(Trajectory)
     assert sorted(t.task_id for t in after) == [f"tsk_{i}" for i in range(3)]  # the rest played, nothing twice
-    assert {t.trajectory_id: t.created_at for t in after if t.trajectory_id in {b.trajectory_id for b in before}} == {b.trajectory_id: b.created_at for b in before}
+    assert {t.trajectory_id: t.created_at for t in after if t.trajectory_id in {b.trajectory_id for b in before}} == {
+        b.trajectory_id: b.created_at for b in before
+    }
     assert RunStore(data, "outage").read_info()["status"] == "finished"

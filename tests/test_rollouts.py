@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from worlds import STATE, cancel_task, order_agent, order_tools
 
 from worldsmith.chat import conversation_problems
 from worldsmith.config import FaultsConfig, RolloutsConfig, validate_config
@@ -23,14 +24,12 @@ from worldsmith.llm import Prompts, UsageMeter
 from worldsmith.llm.client import LLMResult
 from worldsmith.records import FaultEvent, Trajectory
 from worldsmith.rollouts.episode import Episode, run_episode
-from worldsmith.vocab import FAULT_KINDS, NETWORK_FAULTS
+from worldsmith.rollouts.user import user_view, with_token
+from worldsmith.vocab import FAULT_KINDS, NETWORK_FAULTS, STOP
 from worldsmith.world.faults import FaultInjector, ToolTraits
 from worldsmith.world.runner import SimulatorFailure, ToolRunner, sim_schema, state_paths
-from worldsmith.world.toolset import ToolSet
-from worldsmith.rollouts.user import user_view, with_token
-from worldsmith.vocab import STOP
 from worldsmith.world.state import PatchRejected, World, apply_patch, replay
-from worlds import STATE, cancel_task, order_agent, order_tools
+from worldsmith.world.toolset import ToolSet
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPTS = Prompts(ROOT / "prompts")
@@ -68,7 +67,9 @@ class ScriptedClient:
         if isinstance(reply, LLMResult):
             r = reply
         else:
-            r = LLMResult(ok=True, role=role, model="scripted", endpoint="fake", content=json.dumps(reply), completion_tokens=10)
+            r = LLMResult(
+                ok=True, role=role, model="scripted", endpoint="fake", content=json.dumps(reply), completion_tokens=10
+            )
             r.data = reply
         self.usage.add(r)
         return r
@@ -87,8 +88,14 @@ class ScriptedClient:
         elif isinstance(reply, str):
             r.content = reply
         else:
-            r.tool_calls = [{"id": f"call_{i}_{len(messages)}", "type": "function",
-                             "function": {"name": n, "arguments": json.dumps(a)}} for i, (n, a) in enumerate(reply)]  # fmt: skip
+            r.tool_calls = [
+                {
+                    "id": f"call_{i}_{len(messages)}",
+                    "type": "function",
+                    "function": {"name": n, "arguments": json.dumps(a)},
+                }
+                for i, (n, a) in enumerate(reply)
+            ]
         self.usage.add(r)
         return r
 
@@ -148,7 +155,9 @@ def test_patch_paths_are_the_pointers_of_the_state():
     assert {"/orders", "/orders/-", "/orders/0", "/orders/1/status"} <= set(paths)
     for p in paths:
         if not p.endswith("/-"):
-            apply_patch(STATE, [{"op": "replace", "path": p, "value": STATE if p == "" else 0}], 1 << 20) if p.count("/") >= 3 else None
+            apply_patch(STATE, [{"op": "replace", "path": p, "value": STATE if p == "" else 0}], 1 << 20) if p.count(
+                "/"
+            ) >= 3 else None
     ops = sim_schema(order_tools()[1], {"type": "object"}, paths)["properties"]["patch"]["items"]["anyOf"]
     replace = next(o for o in ops if o["properties"]["op"] == {"const": "replace"})
     assert "/orders/-" not in replace["properties"]["path"]["enum"]  # only "add" may append
@@ -189,7 +198,9 @@ def test_the_simulator_is_asked_again_until_its_patch_applies():
     ts = ToolSet.build(order_tools())
     w = World(STATE)
     c = {"id": "c1", "type": "function", "function": {"name": "cancel_order", "arguments": '{"order_id": "o-1001"}'}}
-    out = asyncio.run(runner.execute(c, ts.by_name["cancel_order"], w, FaultInjector(FaultsConfig(enabled=False), 1), seed=1))
+    out = asyncio.run(
+        runner.execute(c, ts.by_name["cancel_order"], w, FaultInjector(FaultsConfig(enabled=False), 1), seed=1)
+    )
     assert out.ok and out.executor == "simulated" and out.attempts == 2 and out.patch == CANCEL_PATCH
     assert json.loads(out.content) == {"ok": True, "status": "cancelled"}
 
@@ -204,14 +215,28 @@ def test_read_only_tools_cannot_change_the_state():
     w = World(STATE)
     c = {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "o-1001"}'}}
     with pytest.raises(SimulatorFailure, match="read-only"):
-        asyncio.run(runner.execute(c, ts.by_name["get_order"], w, FaultInjector(FaultsConfig(enabled=False), 1), seed=1))
+        asyncio.run(
+            runner.execute(c, ts.by_name["get_order"], w, FaultInjector(FaultsConfig(enabled=False), 1), seed=1)
+        )
     assert client.calls["tool_sim"] == 3 and w.state == STATE
 
 
 def test_a_result_must_match_the_output_schema():
     time_spec = order_tools()[2]
-    client = ScriptedClient(tool_sim=[{"result": {"timezone": "UTC"}, "patch": []},
-                                      {"result": {"timezone": "UTC", "datetime": "2026-01-01T00:00:00Z", "day_of_week": "Thursday", "is_dst": False}, "patch": []}])  # fmt: skip
+    client = ScriptedClient(
+        tool_sim=[
+            {"result": {"timezone": "UTC"}, "patch": []},
+            {
+                "result": {
+                    "timezone": "UTC",
+                    "datetime": "2026-01-01T00:00:00Z",
+                    "day_of_week": "Thursday",
+                    "is_dst": False,
+                },
+                "patch": [],
+            },
+        ]
+    )
     runner = ToolRunner(client, PROMPTS, cfg())
     c = {"id": "c1", "type": "function", "function": {"name": "get_current_time", "arguments": '{"timezone": "UTC"}'}}
     out = asyncio.run(runner.execute(c, time_spec, World(STATE), FaultInjector(FaultsConfig(enabled=False), 1), seed=1))
@@ -222,7 +247,7 @@ def test_a_result_must_match_the_output_schema():
 
 
 def test_the_fault_schedule_is_a_function_of_the_seed():
-    fc = FaultsConfig.model_validate({"rates": {k: 0.1 for k in FAULT_KINDS}})
+    fc = FaultsConfig.model_validate({"rates": dict.fromkeys(FAULT_KINDS, 0.1)})
     t = ToolTraits(open_world=True, read_only=True, simulated=True)
     a = [FaultInjector(fc, 42).draw(t) for _ in range(1)]
     inj1, inj2, inj3 = FaultInjector(fc, 42), FaultInjector(fc, 42), FaultInjector(fc, 43)
@@ -234,7 +259,7 @@ def test_the_fault_schedule_is_a_function_of_the_seed():
 
 
 def test_faults_only_hit_the_tools_they_fit():
-    fc = FaultsConfig.model_validate({"rates": {k: 1 / 6 for k in FAULT_KINDS}})
+    fc = FaultsConfig.model_validate({"rates": dict.fromkeys(FAULT_KINDS, 1 / 6)})
     closed_write = ToolTraits(open_world=False, read_only=False, simulated=True)
     real_open = ToolTraits(open_world=True, read_only=True, simulated=False)
     inj = FaultInjector(fc, 5)
@@ -248,7 +273,9 @@ def test_faults_only_hit_the_tools_they_fit():
 
 def test_fault_rates_are_checked():
     with pytest.raises(Exception, match="summing to 1.5"):
-        validate_config({"rollouts": {"faults": {"rates": {**{k: 0 for k in FAULT_KINDS}, "timeout": 0.9, "edge_case": 0.6}}}})
+        validate_config(
+            {"rollouts": {"faults": {"rates": {**dict.fromkeys(FAULT_KINDS, 0), "timeout": 0.9, "edge_case": 0.6}}}}
+        )
 
 
 # ----------------------------------------------------------------- episodes
@@ -261,13 +288,29 @@ def user_says(*turns):
 def test_an_episode_records_a_valid_conversation_and_its_world():
     client = ScriptedClient(
         user_sim=user_says(("Please cancel order o-1001.", "continue"), ("Thanks, that is all.", "stop")),
-        agent=[[("get_order", {"order_id": "o-1001"})], [("cancel_order", {"order_id": "o-1001"})], "Order o-1001 is cancelled."],
-        tool_sim=[{"result": {"id": "o-1001", "status": "open"}, "patch": []}, {"result": {"status": "cancelled"}, "patch": CANCEL_PATCH}],
-    )  # fmt: skip
+        agent=[
+            [("get_order", {"order_id": "o-1001"})],
+            [("cancel_order", {"order_id": "o-1001"})],
+            "Order o-1001 is cancelled.",
+        ],
+        tool_sim=[
+            {"result": {"id": "o-1001", "status": "open"}, "patch": []},
+            {"result": {"status": "cancelled"}, "patch": CANCEL_PATCH},
+        ],
+    )
     t = run(episode(), client)
     assert (t.status, t.reason, t.turns, t.tool_calls) == ("finished", "user_stop", 2, 2)
     assert conversation_problems(t.messages) == []
-    assert [m["role"] for m in t.messages] == ["system", "user", "assistant", "tool", "assistant", "tool", "assistant", "user"]
+    assert [m["role"] for m in t.messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
     assert t.messages[-1]["content"].endswith(STOP)
     assert t.world_states.final["orders"][0]["status"] == "cancelled"
     assert replay(t.world_states.initial, [p.patch for p in t.world_states.patches]) == t.world_states.final
@@ -279,9 +322,13 @@ def test_an_episode_records_a_valid_conversation_and_its_world():
 
 
 def test_the_user_sees_no_tool_traffic_and_ends_with_its_token():
-    msgs = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]}, {"role": "tool", "tool_call_id": "c", "content": "{}"},
-            {"role": "assistant", "content": "done"}]  # fmt: skip
+    msgs = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]},
+        {"role": "tool", "tool_call_id": "c", "content": "{}"},
+        {"role": "assistant", "content": "done"},
+    ]
     assert user_view(msgs) == [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "done"}]
     assert with_token("ok ###STOP### bye", "stop") == "ok  bye ###STOP###" and with_token("fine", "continue") == "fine"
 
@@ -292,39 +339,79 @@ def test_the_user_sees_no_tool_traffic_and_ends_with_its_token():
         ({"max_tool_calls": 2}, lambda m: [("get_order", {"order_id": "o-1001"})], "max_tool_calls"),
         ({"max_turns": 2}, lambda m: "Could you tell me more?", "max_turns"),
         ({"max_tokens": 25}, lambda m: "Could you tell me more?", "max_tokens"),
-        ({"max_agent_steps_per_turn": 2, "max_tool_calls": 50}, lambda m: [("get_order", {"order_id": "o-1001"})], "max_tool_calls"),
+        (
+            {"max_agent_steps_per_turn": 2, "max_tool_calls": 50},
+            lambda m: [("get_order", {"order_id": "o-1001"})],
+            "max_tool_calls",
+        ),
     ],
 )
 def test_limits_end_an_episode_with_their_status(over, agent, status):
-    client = ScriptedClient(user_sim=lambda m: {"message": "Cancel o-1001.", "action": "continue"}, agent=agent,
-                            tool_sim=lambda m: {"result": {"status": "open"}, "patch": []})  # fmt: skip
+    client = ScriptedClient(
+        user_sim=lambda m: {"message": "Cancel o-1001.", "action": "continue"},
+        agent=agent,
+        tool_sim=lambda m: {"result": {"status": "open"}, "patch": []},
+    )
     t = run(episode(), client, cfg(**over))
     assert t.status == status and conversation_problems(t.messages) == []
 
 
 def test_a_simulator_failure_is_an_error_and_the_conversation_stays_valid():
-    client = ScriptedClient(user_sim=user_says(("Cancel o-1001.", "continue")), agent=[[("cancel_order", {"order_id": "o-1001"})]],
-                            tool_sim=lambda m: LLMResult(ok=False, role="tool_sim", model="x", endpoint="x", error="reply is not JSON", error_kind="parse", raw="{oops"))  # fmt: skip
+    client = ScriptedClient(
+        user_sim=user_says(("Cancel o-1001.", "continue")),
+        agent=[[("cancel_order", {"order_id": "o-1001"})]],
+        tool_sim=lambda m: LLMResult(
+            ok=False,
+            role="tool_sim",
+            model="x",
+            endpoint="x",
+            error="reply is not JSON",
+            error_kind="parse",
+            raw="{oops",
+        ),
+    )
     t = run(episode(), client)
     assert t.status == "error" and t.reason.startswith("tool_sim_failed") and t.raw == "{oops"
     assert conversation_problems(t.messages) == [] and t.messages[-1]["role"] == "user"
 
 
 def test_malformed_agent_output_is_recorded_with_its_reason():
-    bad = LLMResult(ok=False, role="agent", model="x", endpoint="x", error="reply does not match the schema", error_kind="schema", raw='{"tool_calls": []}')
+    bad = LLMResult(
+        ok=False,
+        role="agent",
+        model="x",
+        endpoint="x",
+        error="reply does not match the schema",
+        error_kind="schema",
+        raw='{"tool_calls": []}',
+    )
     client = ScriptedClient(user_sim=user_says(("Cancel o-1001.", "continue")), agent=[bad])
     t = run(episode(), client)
-    assert t.status == "error" and t.reason == "agent_output: schema: reply does not match the schema" and t.raw == '{"tool_calls": []}'
+    assert (
+        t.status == "error"
+        and t.reason == "agent_output: schema: reply does not match the schema"
+        and t.raw == '{"tool_calls": []}'
+    )
 
 
 def test_error_recovery_tasks_fail_the_first_call_and_record_it():
     client = ScriptedClient(
         user_sim=user_says(("Cancel o-1001.", "continue"), ("Thanks.", "stop")),
-        agent=[[("cancel_order", {"order_id": "o-1001"})], [("cancel_order", {"order_id": "o-1001"})], "Done: o-1001 is cancelled."],
+        agent=[
+            [("cancel_order", {"order_id": "o-1001"})],
+            [("cancel_order", {"order_id": "o-1001"})],
+            "Done: o-1001 is cancelled.",
+        ],
         tool_sim=[{"result": {"status": "cancelled"}, "patch": CANCEL_PATCH}],
-    )  # fmt: skip
-    t = run(episode(cancel_task("error_recovery")), client, cfg(faults={"enabled": True, "rates": {k: 0 for k in FAULT_KINDS}}))
-    assert t.faults == [FaultEvent(turn=1, call_id=t.calls[0].call_id, tool="cancel_order", kind="transient_error", forced=True)]
+    )
+    t = run(
+        episode(cancel_task("error_recovery")),
+        client,
+        cfg(faults={"enabled": True, "rates": dict.fromkeys(FAULT_KINDS, 0)}),
+    )
+    assert t.faults == [
+        FaultEvent(turn=1, call_id=t.calls[0].call_id, tool="cancel_order", kind="transient_error", forced=True)
+    ]
     assert [c.executor for c in t.calls] == ["fault", "simulated"] and "503" in t.messages[3]["content"]
     assert t.status == "finished" and t.world_states.final["orders"][0]["status"] == "cancelled"
 
@@ -333,16 +420,28 @@ def test_first_step_of_a_tool_task_must_call_a_tool():
     seen = []
 
     class Spy(ScriptedClient):
-        async def tool_step(self, role, messages, tools, require_tool=False, seed=None):
+        async def tool_step(self, role, messages, tools, require_tool=False, seed=None, **kw):
             seen.append(require_tool)
-            return await super().tool_step(role, messages, tools, require_tool, seed)
+            return await super().tool_step(role, messages, tools, require_tool, seed, **kw)
 
-    script = dict(user_sim=user_says(("Cancel o-1001.", "continue"), ("ok", "stop")), agent=[[("get_order", {"order_id": "o-1001"})], "It is open."],
-                  tool_sim=[{"result": {"status": "open"}, "patch": []}])  # fmt: skip
+    script = dict(
+        user_sim=user_says(("Cancel o-1001.", "continue"), ("ok", "stop")),
+        agent=[[("get_order", {"order_id": "o-1001"})], "It is open."],
+        tool_sim=[{"result": {"status": "open"}, "patch": []}],
+    )
     run(episode(), Spy(**script))
     assert seen == [True, False]
     seen.clear()
-    run(episode(cancel_task("clarification")), Spy(**{**script, "agent": ["Which order?"], "user_sim": user_says(("Cancel my order.", "continue"), ("o-1001", "stop"))}))
+    run(
+        episode(cancel_task("clarification")),
+        Spy(
+            **{
+                **script,
+                "agent": ["Which order?"],
+                "user_sim": user_says(("Cancel my order.", "continue"), ("o-1001", "stop")),
+            }
+        ),
+    )
     assert seen == [False]
 
 
@@ -400,7 +499,9 @@ def test_a_killed_rollout_resumes_without_duplicates_or_losses(tmp_path):
     after = RunStore(data, "resume").read(Trajectory)
     ids = [t.trajectory_id for t in after]
     assert len(ids) == len(set(ids)) == 20  # nothing twice
-    assert all(any(t.trajectory_id == i and t.created_at == c for t in after) for i, c in before.items())  # nothing finished redone
+    assert all(
+        any(t.trajectory_id == i and t.created_at == c for t in after) for i, c in before.items()
+    )  # nothing finished redone
     # a kill during a write leaves at most a temporary file, which no reader ever sees
     assert all(p.name.endswith(".parquet") for p in RunStore(data, "resume").shards("trajectories"))
     assert len(list(store_dir.glob("*.tmp"))) <= 1
@@ -412,7 +513,9 @@ def test_a_killed_rollout_resumes_without_duplicates_or_losses(tmp_path):
 def test_safe_tools_run_for_real_through_mcp(time_cache, tmp_path):
     from worldsmith.mcp.executor import RealExecutor
 
-    real = RealExecutor.from_config(["time"], ROOT / "tool_specs" / "servers.yaml", str(time_cache), 30, tmp_path / "logs")
+    real = RealExecutor.from_config(
+        ["time"], ROOT / "tool_specs" / "servers.yaml", str(time_cache), 30, tmp_path / "logs"
+    )
     client = ScriptedClient()  # no model call: the server answers
     runner = ToolRunner(client, PROMPTS, cfg(), real)
     spec = order_tools()[2]
@@ -420,8 +523,14 @@ def test_safe_tools_run_for_real_through_mcp(time_cache, tmp_path):
 
     async def go():
         try:
-            calls = [{"id": f"c{i}", "type": "function", "function": {"name": "get_current_time", "arguments": json.dumps({"timezone": tz})}}
-                     for i, tz in enumerate(["Europe/Paris", "Asia/Tokyo", "Mars/Olympus"])]  # fmt: skip
+            calls = [
+                {
+                    "id": f"c{i}",
+                    "type": "function",
+                    "function": {"name": "get_current_time", "arguments": json.dumps({"timezone": tz})},
+                }
+                for i, tz in enumerate(["Europe/Paris", "Asia/Tokyo", "Mars/Olympus"])
+            ]
             return await asyncio.gather(*(runner.execute(c, spec, World(STATE), no_faults, seed=1) for c in calls))
         finally:
             await real.aclose()
@@ -443,8 +552,8 @@ def test_only_servers_marked_safe_may_run_for_real(tmp_path):
 
 
 def test_a_server_that_cannot_start_is_simulated_instead(tmp_path):
-    from worldsmith.mcp.executor import RealExecutor
     from worldsmith.mcp import ServerEntry
+    from worldsmith.mcp.executor import RealExecutor
 
     broken = ServerEntry(name="time", command=[sys.executable, "-c", "import sys; sys.exit(3)"], safe_to_execute=True)
     real = RealExecutor([broken], tmp_path, 10, tmp_path / "logs")
@@ -452,7 +561,9 @@ def test_a_server_that_cannot_start_is_simulated_instead(tmp_path):
     client = ScriptedClient(tool_sim=[{"result": answer, "patch": []}])
     runner = ToolRunner(client, PROMPTS, cfg(), real)
     c = {"id": "c1", "type": "function", "function": {"name": "get_current_time", "arguments": '{"timezone": "UTC"}'}}
-    out = asyncio.run(runner.execute(c, order_tools()[2], World(STATE), FaultInjector(FaultsConfig(enabled=False), 1), seed=1))
+    out = asyncio.run(
+        runner.execute(c, order_tools()[2], World(STATE), FaultInjector(FaultsConfig(enabled=False), 1), seed=1)
+    )
     assert out.executor == "simulated" and json.loads(out.content) == answer
     assert "time" in real.unavailable
 
@@ -465,17 +576,27 @@ def test_rollouts_against_the_embedded_server(tmp_path, project_root, llamacpp_s
     """Real episodes with SmolLM2 playing agent, user and tool simulator, the time server
     executing its tool: each ends by a stop, a limit or a recorded error, in valid OpenAI format."""
     from conftest import llm_config
+
     from worldsmith.config import PipelineConfig
     from worldsmith.context import RunContext
     from worldsmith.rollouts.stage import make_rollouts
     from worldsmith.store import RunStore
 
     llm = llm_config(llamacpp_server.url, temperature=0.7, max_tokens=256, frequency_penalty=0.3)
-    cfg_ = PipelineConfig.model_validate({
-        "llm": llm.model_dump(), "crawl": {"cache_dir": str(time_cache)},
-        "tools": {"servers_file": str(project_root / "tool_specs" / "servers.yaml")},
-        "rollouts": {"samples_per_task": 2, "max_turns": 2, "max_tool_calls": 3, "max_tokens": 1500, "concurrency": 4},
-    })  # fmt: skip
+    cfg_ = PipelineConfig.model_validate(
+        {
+            "llm": llm.model_dump(),
+            "crawl": {"cache_dir": str(time_cache)},
+            "tools": {"servers_file": str(project_root / "tool_specs" / "servers.yaml")},
+            "rollouts": {
+                "samples_per_task": 2,
+                "max_turns": 2,
+                "max_tool_calls": 3,
+                "max_tokens": 1500,
+                "concurrency": 4,
+            },
+        }
+    )
     store = RunStore(tmp_path / "data", "engine")
     tools = order_tools()
     store.append(tools)

@@ -23,6 +23,7 @@ gguf = pytest.importorskip("gguf")
 
 from conftest import free_port, llm_config  # noqa: E402
 from test_engines import TOOLS  # noqa: E402
+
 from worldsmith.config import ServerConfig  # noqa: E402
 from worldsmith.llm.server import ServerError, serve_config  # noqa: E402
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 import yaml
-
 from conftest import free_port
+
 from worldsmith.config import ServerConfig
 from worldsmith.llm.server import ModelServer, ServerError, packaged_gguf
 
@@ -46,7 +46,12 @@ def test_cli_serve_status_and_stop(tmp_path, project_root):
     config.write_text(yaml.safe_dump(cfg))
 
     def cli(*args):
-        return subprocess.run([sys.executable, "-m", "worldsmith.cli", *args, "-c", str(config)], capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [sys.executable, "-m", "worldsmith.cli", *args, "-c", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
 
     started = cli("serve")
     assert started.returncode == 0, started.stderr

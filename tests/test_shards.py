@@ -8,11 +8,12 @@ from collections import Counter
 
 from test_rollouts import PROMPTS, ScriptedClient
 from worlds import cancel_task, order_agent, order_tools, scripted_context
+
 from worldsmith import pipeline
 from worldsmith.config import validate_config
 from worldsmith.records import Trajectory
-from worldsmith.stage import WHOLE, Shard
 from worldsmith.rollouts.stage import make_rollouts
+from worldsmith.stage import WHOLE, Shard
 from worldsmith.store import RunStore
 
 
@@ -25,14 +26,29 @@ def test_in_shard_is_a_partition():
 
 
 def _ctx(tmp_path, n_tasks: int, **rollouts):
-    cfg = validate_config({"rollouts": {"samples_per_task": 1, "faults": {"enabled": False}, "real_execution": {"enabled": False}, **rollouts}})
+    cfg = validate_config(
+        {
+            "rollouts": {
+                "samples_per_task": 1,
+                "faults": {"enabled": False},
+                "real_execution": {"enabled": False},
+                **rollouts,
+            }
+        }
+    )
     store = RunStore(tmp_path, "shards")
     tools = order_tools()
     store.append(tools)
     store.append([order_agent(tools)])
     store.append([cancel_task(task_id=f"tsk_{i:03d}") for i in range(n_tasks)])
-    client = ScriptedClient(user_sim=lambda m: {"message": "bye" if len(m) > 3 else "cancel o-1001", "action": "stop" if len(m) > 3 else "continue"},
-                            agent=lambda m: "Done.", tool_sim=lambda m: {"result": {}, "patch": []})  # fmt: skip
+    client = ScriptedClient(
+        user_sim=lambda m: {
+            "message": "bye" if len(m) > 3 else "cancel o-1001",
+            "action": "stop" if len(m) > 3 else "continue",
+        },
+        agent=lambda m: "Done.",
+        tool_sim=lambda m: {"result": {}, "patch": []},
+    )
 
     return scripted_context(client, cfg=cfg, root=tmp_path, run_id="shards", store=store, prompts=PROMPTS)
 
@@ -49,27 +65,39 @@ def test_shard_plan_and_sharded_rollouts_cover_every_task_once(tmp_path):
     ids = [t.task_id for t in ctx.store.read(Trajectory)]
     assert len(ids) == len(set(ids)) == 25
     merged = rollouts.merge(parts)
-    assert merged["new"] == 25 and merged["finished"] == 25 and merged["trajectories"] == 25  # a total, not 3 totals added
+    assert (
+        merged["new"] == 25 and merged["finished"] == 25 and merged["trajectories"] == 25
+    )  # a total, not 3 totals added
 
 
 def test_merge_counts_adds_amounts_and_keeps_totals():
-    merged = pipeline.BY_NAME["tasks"].merge([{"new": 2, "tasks": 5, "folder": "a"}, {"new": 3, "tasks": 9, "folder": "b"}])
+    merged = pipeline.BY_NAME["tasks"].merge(
+        [{"new": 2, "tasks": 5, "folder": "a"}, {"new": 3, "tasks": 9, "folder": "b"}]
+    )
     assert merged == {"new": 5, "tasks": 9, "folder": "b"}
-    judge = pipeline.BY_NAME["judge"].merge([{"new": 2, "passed": 1, "drop:critic_score": 1}, {"new": 3, "passed": 4, "drop:critic_score": 4}])
-    assert judge == {"new": 5, "passed": 4, "drop:critic_score": 4}  # "drop:" counts are run totals: every key so prefixed
+    judge = pipeline.BY_NAME["judge"].merge(
+        [{"new": 2, "passed": 1, "drop:critic_score": 1}, {"new": 3, "passed": 4, "drop:critic_score": 4}]
+    )
+    assert judge == {
+        "new": 5,
+        "passed": 4,
+        "drop:critic_score": 4,
+    }  # "drop:" counts are run totals: every key so prefixed
 
 
 def test_bundles_are_sampled_once_per_run_even_when_the_tools_grow(tmp_path, monkeypatch):
     """A resumed run whose evolution retried a call has one tool more: its bundles stay."""
-    from worldsmith.records import Bundle, ToolSpec
     from worldsmith.bundles import stage
+    from worldsmith.records import Bundle, ToolSpec
 
     ctx = _ctx(tmp_path, 1)
     ctx.cfg.tools.bundles.count = 2
     ctx.cfg.tools.bundles.size_min = 1
     assert stage.run(ctx)["bundles"] == 2
     before = {b.bundle_id for b in ctx.store.read(Bundle)}
-    extra = order_tools()[0].model_copy(update={"tool_id": "tool_lookup_order", "name": "lookup_order", "description": "Find an order by id."})
+    extra = order_tools()[0].model_copy(
+        update={"tool_id": "tool_lookup_order", "name": "lookup_order", "description": "Find an order by id."}
+    )
     ctx.store.append([extra])
     assert ctx.store.count(ToolSpec) == 4
     draws = []

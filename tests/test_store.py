@@ -13,8 +13,15 @@ from worldsmith.store import RunStore, query, refresh_catalog
 def tool(i: int) -> ToolSpec:
     schema = {"type": "object", "properties": {"x": {"type": "integer"}}}
     name = f"tool_{i}"
-    return ToolSpec(tool_id=ToolSpec.make_id(name, "d", schema, None, "srv"), name=name, description="d",
-                    input_schema=schema, source="seed", server="srv", category="c")  # fmt: skip
+    return ToolSpec(
+        tool_id=ToolSpec.make_id(name, "d", schema, None, "srv"),
+        name=name,
+        description="d",
+        input_schema=schema,
+        source="seed",
+        server="srv",
+        category="c",
+    )
 
 
 def test_rewriting_the_same_records_adds_nothing(tmp_path):
@@ -51,7 +58,9 @@ def test_shard_is_atomic_when_the_write_crashes(tmp_path, monkeypatch):
         store.append([tool(2)])
     monkeypatch.undo()
     # the half-finished file never got a shard name: readers and the catalog ignore it
-    assert [p.name for p in store.shards("tools")] == [p.name for p in sorted((tmp_path / "runs/r1/tools").glob("part-*.parquet"))]
+    assert [p.name for p in store.shards("tools")] == [
+        p.name for p in sorted((tmp_path / "runs/r1/tools").glob("part-*.parquet"))
+    ]
     assert len(store.shards("tools")) == 1
     fresh = RunStore(tmp_path, "r1")
     assert fresh.count(ToolSpec) == 1
@@ -74,7 +83,18 @@ def test_catalog_views_see_all_runs(tmp_path):
 
 def test_json_columns_are_queryable(tmp_path):
     store = RunStore(tmp_path, "a")
-    store.append([Rejection(rejection_id="x", kind="tool_spec", subject="t", reason="invalid_schema", detail="d", payload={"k": [1, 2]})])
+    store.append(
+        [
+            Rejection(
+                rejection_id="x",
+                kind="tool_spec",
+                subject="t",
+                reason="invalid_schema",
+                detail="d",
+                payload={"k": [1, 2]},
+            )
+        ]
+    )
     assert query(tmp_path, "SELECT payload->>'$.k[1]' FROM rejections")[1] == [("2",)]
 
 

@@ -15,19 +15,39 @@ from worldsmith.tasks.validate import validate_task
 
 def tool(name, props, destructive=False, required=()):
     schema = {"type": "object", "properties": props, "required": list(required)}
-    return ToolSpec(tool_id=ToolSpec.make_id(name, "d", schema, None, "s"), name=name, description=f"{name} tool", input_schema=schema,
-                    annotations={"destructiveHint": destructive}, source="evolved", server="s", extra={"entities": ["orders"]})  # fmt: skip
+    return ToolSpec(
+        tool_id=ToolSpec.make_id(name, "d", schema, None, "s"),
+        name=name,
+        description=f"{name} tool",
+        input_schema=schema,
+        annotations={"destructiveHint": destructive},
+        source="evolved",
+        server="s",
+        extra={"entities": ["orders"]},
+    )
 
 
-TOOLS = {t.name: t for t in [tool("get_order", {"order_id": {"type": "string"}}, required=["order_id"]),
-                             tool("cancel_order", {"order_id": {"type": "string"}, "reason": {"type": "string"}}, destructive=True),
-                             tool("delete_account", {"user": {"type": "string"}}, destructive=True)]}  # fmt: skip
+TOOLS = {
+    t.name: t
+    for t in [
+        tool("get_order", {"order_id": {"type": "string"}}, required=["order_id"]),
+        tool("cancel_order", {"order_id": {"type": "string"}, "reason": {"type": "string"}}, destructive=True),
+        tool("delete_account", {"user": {"type": "string"}}, destructive=True),
+    ]
+}
 STATE = {"orders": [{"id": "o1", "status": "paid", "total": 40}, {"id": "o2", "status": "shipped", "total": 15}]}
 
 
 def task(criteria, difficulty="single_call", state=None):
-    return Task(task_id="t", agent_id="a", difficulty=difficulty, user_persona={}, user_goal={"request": "cancel o1"},
-                initial_state=copy.deepcopy(STATE if state is None else state), rubric=Rubric(criteria=criteria))  # fmt: skip
+    return Task(
+        task_id="t",
+        agent_id="a",
+        difficulty=difficulty,
+        user_persona={},
+        user_goal={"request": "cancel o1"},
+        initial_state=copy.deepcopy(STATE if state is None else state),
+        rubric=Rubric(criteria=criteria),
+    )
 
 
 def crit(**kw):
@@ -35,8 +55,12 @@ def crit(**kw):
 
 
 def test_a_good_task_passes():
-    good = task([crit(kind="call", tool="cancel_order", arguments={"order_id": "o1"}),
-                 crit(criterion_id="c2", kind="state", pointer="/orders/0/status", op="equals", value="cancelled")])  # fmt: skip
+    good = task(
+        [
+            crit(kind="call", tool="cancel_order", arguments={"order_id": "o1"}),
+            crit(criterion_id="c2", kind="state", pointer="/orders/0/status", op="equals", value="cancelled"),
+        ]
+    )
     assert validate_task(good, TOOLS) is None
 
 
@@ -50,8 +74,19 @@ def test_a_good_task_passes():
         ([crit(kind="state", pointer="/customers/0/name", op="equals", value="x")], "single_call", "bad_pointer"),
         ([crit(kind="state", pointer="/orders/9/status", op="equals", value="x")], "single_call", "bad_pointer"),
         ([crit(kind="state", pointer="/orders/0/refund", op="gte", value=10)], "single_call", "bad_pointer"),
-        ([crit(kind="state", pointer="/orders/0/status", op="equals", value="paid")], "single_call", "already_satisfied"),
-        ([crit(kind="state", pointer="/orders/1/total", op="lte", value=20), crit(criterion_id="c2", kind="state", pointer="/orders/0/status", op="not_equals", value="cancelled")], "single_call", "already_satisfied"),
+        (
+            [crit(kind="state", pointer="/orders/0/status", op="equals", value="paid")],
+            "single_call",
+            "already_satisfied",
+        ),
+        (
+            [
+                crit(kind="state", pointer="/orders/1/total", op="lte", value=20),
+                crit(criterion_id="c2", kind="state", pointer="/orders/0/status", op="not_equals", value="cancelled"),
+            ],
+            "single_call",
+            "already_satisfied",
+        ),
         ([crit(kind="state", pointer="/orders/0/note", op="absent")], "single_call", "bad_pointer"),
         ([crit(kind="judge")], "single_call", "no_criteria"),
         ([], "single_call", "no_criteria"),
@@ -60,7 +95,11 @@ def test_a_good_task_passes():
         ([crit(kind="call", tool="delete_account", must=False)], "single_call", "passes_by_doing_nothing"),
         ([crit(kind="answer", contains=["shipped"])], "single_call", "passes_by_doing_nothing"),
         # a refusal is met by leaving the world as it is: a state criterion that needs a change cannot be its rubric
-        ([crit(kind="state", pointer="/orders/0/status", op="equals", value="cancelled")], "refusal", "nothing_changes_unmet"),
+        (
+            [crit(kind="state", pointer="/orders/0/status", op="equals", value="cancelled")],
+            "refusal",
+            "nothing_changes_unmet",
+        ),
     ],
 )
 def test_each_kind_of_bad_task_is_caught(criteria, difficulty, reason):
@@ -71,8 +110,10 @@ def test_each_kind_of_bad_task_is_caught(criteria, difficulty, reason):
 def test_a_task_whose_right_outcome_is_that_nothing_changes_is_valid():
     """Refusal and irrelevance tasks (judge hole: refused before as already_satisfied or no_criteria): nothing-changed
     guards are their state criteria, and an answer may say why."""
-    guards = [crit(kind="state", collection="orders", key_field="id", op="unchanged_except", value=[]),
-              crit(criterion_id="c2", kind="answer", contains=["shipped"])]  # fmt: skip
+    guards = [
+        crit(kind="state", collection="orders", key_field="id", op="unchanged_except", value=[]),
+        crit(criterion_id="c2", kind="answer", contains=["shipped"]),
+    ]
     assert validate_task(task(guards, "refusal"), TOOLS) is None
     assert validate_task(task(guards[:1], "irrelevance"), TOOLS) is None
     assert validate_task(task(guards, "single_call"), TOOLS)[0] == "passes_by_doing_nothing"
@@ -80,7 +121,10 @@ def test_a_task_whose_right_outcome_is_that_nothing_changes_is_valid():
 
 def test_oversize_state():
     big = {"orders": [{"id": str(i), "note": "x" * 100} for i in range(200)]}
-    assert validate_task(task([crit(kind="answer", contains=["ok"])], state=big), TOOLS, max_state_bytes=8192)[0] == "oversize_state"
+    assert (
+        validate_task(task([crit(kind="answer", contains=["ok"])], state=big), TOOLS, max_state_bytes=8192)[0]
+        == "oversize_state"
+    )
 
 
 def test_state_checks_operators():
@@ -90,17 +134,29 @@ def test_state_checks_operators():
     assert ok("/orders/0/status", "equals", "PAID") and ok("/orders/0/total", "equals", "40")
     assert ok("/orders/0/status", "not_equals", "cancelled") and not ok("/orders/9/status", "not_equals", "x")
     assert ok("/orders/0", "exists") and ok("/orders/0/refund", "absent")
-    assert ok("/orders/0/status", "contains", "pai") and ok("/orders/0/total", "gte", 40) and not ok("/orders/1/total", "gte", 40)
+    assert (
+        ok("/orders/0/status", "contains", "pai")
+        and ok("/orders/0/total", "gte", 40)
+        and not ok("/orders/1/total", "gte", 40)
+    )
     assert ok("/orders/1/total", "lte", "15") and not ok("/orders/0/status", "lte", 3)
     assert arguments_match({"order_id": "O1"}, {"order_id": "o1", "reason": "late"})
     assert not arguments_match({"order_id": "o1"}, {"reason": "late"})
 
 
 def test_rubric_assembly_adds_derived_checkable_criteria():
-    agent = Agent(agent_id="a", bundle_id="b", system_prompt="s", tool_ids=[], domain="shop", style="x", strictness="strict")
-    data = {"expected_calls": [{"name": "get_order", "arguments": {"order_id": "o1"}}, {"name": "cancel_order", "arguments": {"order_id": "o1"}}],
-            "state_checks": [{"pointer": "orders/0/status", "op": "equals", "value": "cancelled"}],
-            "answer_must_mention": ["o1"], "judge_criteria": ["polite"]}  # fmt: skip
+    agent = Agent(
+        agent_id="a", bundle_id="b", system_prompt="s", tool_ids=[], domain="shop", style="x", strictness="strict"
+    )
+    data = {
+        "expected_calls": [
+            {"name": "get_order", "arguments": {"order_id": "o1"}},
+            {"name": "cancel_order", "arguments": {"order_id": "o1"}},
+        ],
+        "state_checks": [{"pointer": "orders/0/status", "op": "equals", "value": "cancelled"}],
+        "answer_must_mention": ["o1"],
+        "judge_criteria": ["polite"],
+    }
     rubric = build_rubric(data, agent, list(TOOLS.values()), "dependent_calls")
     kinds = [(c.kind, c.tool, c.must, c.order) for c in rubric.criteria]
     assert ("call", "get_order", True, 0) in kinds and ("call", "cancel_order", True, 1) in kinds
@@ -120,11 +176,19 @@ def test_task_schema_limits_calls_to_the_bundle_and_difficulty():
     names = {branch["properties"]["name"]["const"] for branch in single["items"]["anyOf"]}
     assert names == set(TOOLS)
     assert task_schema(tools, ["orders"], "irrelevance")["properties"]["expected_calls"]["maxItems"] == 0
-    assert build_state([{"collection": "orders", "records": [{"id": "o1", "fields": [{"key": "status", "value": "paid"}, {"key": "id", "value": "zz"}]}]}]) == {"orders": [{"id": "o1", "status": "paid"}]}
+    assert build_state(
+        [
+            {
+                "collection": "orders",
+                "records": [{"id": "o1", "fields": [{"key": "status", "value": "paid"}, {"key": "id", "value": "zz"}]}],
+            }
+        ]
+    ) == {"orders": [{"id": "o1", "status": "paid"}]}
 
 
 def _ctx(tmp_path, project_root, url, run_id, extra_body=None, **tasks_cfg):
     from conftest import llm_config
+
     from worldsmith.config import PipelineConfig
     from worldsmith.context import RunContext
     from worldsmith.llm import Prompts
@@ -142,17 +206,36 @@ def _seed_agent(ctx):
 
     ctx.store.append(list(TOOLS.values()))
     ids = [t.tool_id for t in TOOLS.values()]
-    ctx.store.append([Bundle(bundle_id="b1", tool_ids=ids[:2], distractor_ids=ids[2:], domain="online shop", sources=["evolved"] * 2, seed=1)])
+    ctx.store.append(
+        [
+            Bundle(
+                bundle_id="b1",
+                tool_ids=ids[:2],
+                distractor_ids=ids[2:],
+                domain="online shop",
+                sources=["evolved"] * 2,
+                seed=1,
+            )
+        ]
+    )
 
 
 @pytest.mark.engine
 def test_agents_and_tasks_against_the_embedded_server(tmp_path, project_root, llamacpp_server):
-    from worldsmith.records import Rejection
-    from worldsmith.agents.stage import make_agents
-    from worldsmith.tasks.stage import make_tasks
     import asyncio
 
-    ctx = _ctx(tmp_path, project_root, llamacpp_server.url, "gen", per_agent=3, difficulties=["single_call", "multi_call", "irrelevance"])
+    from worldsmith.agents.stage import make_agents
+    from worldsmith.records import Rejection
+    from worldsmith.tasks.stage import make_tasks
+
+    ctx = _ctx(
+        tmp_path,
+        project_root,
+        llamacpp_server.url,
+        "gen",
+        per_agent=3,
+        difficulties=["single_call", "multi_call", "irrelevance"],
+    )
     _seed_agent(ctx)
     assert asyncio.run(make_agents(ctx))["agents"] == 1
     (agent,) = ctx.store.read(Agent)
@@ -167,8 +250,16 @@ def test_agents_and_tasks_against_the_embedded_server(tmp_path, project_root, ll
         assert validate_task(t, TOOLS) is None
         assert all(c.tool in TOOLS for c in t.rubric.criteria if c.kind == "call")
     for r in rejected:
-        assert r.reason in {"unknown_tool", "invalid_arguments", "bad_pointer", "already_satisfied", "no_criteria", "irrelevance_calls", "oversize_state",
-                            "passes_by_doing_nothing"}
+        assert r.reason in {
+            "unknown_tool",
+            "invalid_arguments",
+            "bad_pointer",
+            "already_satisfied",
+            "no_criteria",
+            "irrelevance_calls",
+            "oversize_state",
+            "passes_by_doing_nothing",
+        }
         assert r.detail and r.payload["task"]
 
 
@@ -183,12 +274,30 @@ def test_task_generation_is_deterministic_at_temperature_zero(tmp_path, project_
     for run in ("a", "b"):
         # llama.cpp's prompt cache makes a repeated prompt's prefill differ numerically from a
         # cold one, enough to flip a greedy token: turn it off for bitwise-repeatable runs
-        ctx = _ctx(tmp_path / run, project_root, llamacpp_server.url, run, extra_body={"cache_prompt": False},
-                   per_agent=1, difficulties=["single_call"])  # fmt: skip
+        ctx = _ctx(
+            tmp_path / run,
+            project_root,
+            llamacpp_server.url,
+            run,
+            extra_body={"cache_prompt": False},
+            per_agent=1,
+            difficulties=["single_call"],
+        )
         _seed_agent(ctx)
-        ctx.store.append([Agent(agent_id="agt_fixed", bundle_id="b1", system_prompt="You help customers with orders.",
-                                tool_ids=[t.tool_id for t in TOOLS.values()], domain="online shop", style="terse",
-                                strictness="standard", policies={"role": "You help customers with their orders."})])  # fmt: skip
+        ctx.store.append(
+            [
+                Agent(
+                    agent_id="agt_fixed",
+                    bundle_id="b1",
+                    system_prompt="You help customers with orders.",
+                    tool_ids=[t.tool_id for t in TOOLS.values()],
+                    domain="online shop",
+                    style="terse",
+                    strictness="standard",
+                    policies={"role": "You help customers with their orders."},
+                )
+            ]
+        )
         asyncio.run(make_tasks(ctx))
         rows = [t.model_dump(exclude={"created_at"}) for t in ctx.store.read(Task)]
         rows += [r.model_dump(exclude={"created_at"}) for r in ctx.store.read(Rejection)]

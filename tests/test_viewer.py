@@ -11,8 +11,8 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
 from worlds import STATE, cancel_task, order_agent, order_tools
+
 from worldsmith.records import (
     CriterionResult,
     CriticReport,

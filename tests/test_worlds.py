@@ -520,9 +520,14 @@ def test_seed_state_makes_a_unique_field_with_few_values_unique():
         fields=[FieldSpec(name="headline", format="sentence", unique=True), FieldSpec(name="body", format="text")],
     )
     w = World(
-        world_id="wld_notes", domain_id="dom_notes", domain="notes", category="office", collections=[notes],
-        today=TODAY, source="derived",
-    )  # fmt: skip
+        world_id="wld_notes",
+        domain_id="dom_notes",
+        domain="notes",
+        category="office",
+        collections=[notes],
+        today=TODAY,
+        source="derived",
+    )
     assert world_problem(w) is None
     rows = seed_state(w, 1, records=(30, 30))["notes"]
     assert len(rows) == 30 and len({r["headline"] for r in rows}) == 30

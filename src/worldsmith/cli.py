@@ -14,13 +14,22 @@ from rich.table import Table
 
 from worldsmith.config import ConfigError, load_config
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="worldsmith: agentic tool-use data in simulated worlds.")
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="worldsmith: agentic tool-use data in simulated worlds."
+)
 console = Console()
 err = Console(stderr=True)
 
-ConfigOpt = Annotated[Optional[Path], typer.Option("--config", "-c", help="pipeline.yaml (default: ./pipeline.yaml or $WORLDSMITH_CONFIG)")]
-SetOpt = Annotated[Optional[list[str]], typer.Option("--set", "-s", help="override a config value: KEY.PATH=VALUE (repeatable)")]
-RunOpt = Annotated[Optional[str], typer.Option("--run-id", help="run to create or resume (default: <run.name>-<config hash>)")]
+ConfigOpt = Annotated[
+    Optional[Path],
+    typer.Option("--config", "-c", help="pipeline.yaml (default: ./pipeline.yaml or $WORLDSMITH_CONFIG)"),
+]
+SetOpt = Annotated[
+    Optional[list[str]], typer.Option("--set", "-s", help="override a config value: KEY.PATH=VALUE (repeatable)")
+]
+RunOpt = Annotated[
+    Optional[str], typer.Option("--run-id", help="run to create or resume (default: <run.name>-<config hash>)")
+]
 
 
 def _load(config: Path | None, overrides: list[str] | None):
@@ -65,16 +74,24 @@ def synth(
 def serve(
     config: ConfigOpt = None,
     set_: SetOpt = None,
-    model: Annotated[Optional[Path], typer.Option(
-        "--model", help="serve this model: a fine-tuned HF folder or a .gguf (default: llm.server's)")] = None,
-    engine: Annotated[Optional[str], typer.Option(
-        help="llamacpp | vllm (default: llm.server.engine; with --model: llamacpp, an HF folder converted to GGUF "
-             "once)")] = None,
+    model: Annotated[
+        Optional[Path],
+        typer.Option("--model", help="serve this model: a fine-tuned HF folder or a .gguf (default: llm.server's)"),
+    ] = None,
+    engine: Annotated[
+        Optional[str],
+        typer.Option(
+            help="llamacpp | vllm (default: llm.server.engine; with --model: llamacpp, an HF folder converted to GGUF "
+            "once)"
+        ),
+    ] = None,
     port: Annotated[Optional[int], typer.Option(help="port (default: llm.server.port)", min=1, max=65535)] = None,
-    name: Annotated[Optional[str], typer.Option(
-        help="the served model name (default with --model: the folder or file name)")] = None,
-    stop: Annotated[bool, typer.Option(
-        "--stop", help="stop the server started by `worldsmith serve` (on --port)")] = False,
+    name: Annotated[
+        Optional[str], typer.Option(help="the served model name (default with --model: the folder or file name)")
+    ] = None,
+    stop: Annotated[
+        bool, typer.Option("--stop", help="stop the server started by `worldsmith serve` (on --port)")
+    ] = False,
     status: Annotated[bool, typer.Option("--status", help="say whether a server answers")] = False,
 ) -> None:
     """Start a model server in the background and wait until it is healthy: the embedded one of
@@ -117,15 +134,24 @@ def serve(
         raise typer.Exit(1) from None
     what = server_cfg.model_path or "the packaged SmolLM2"
     stop_cmd = "worldsmith serve --stop" + (f" --port {server_cfg.port}" if port else "")
-    console.print(f"{server.engine} serving {what} (ready in {time.monotonic() - t0:.1f}s; log {server.log_file})\n"
-                  f"url: {server.url}\nmodel: {server_cfg.model}\n"
-                  f"try: {example_request(server.url, server_cfg.model)}\nstop: {stop_cmd}",
-                  highlight=False, markup=False, soft_wrap=True)  # fmt: skip
+    console.print(
+        f"{server.engine} serving {what} (ready in {time.monotonic() - t0:.1f}s; log {server.log_file})\n"
+        f"url: {server.url}\nmodel: {server_cfg.model}\n"
+        f"try: {example_request(server.url, server_cfg.model)}\nstop: {stop_cmd}",
+        highlight=False,
+        markup=False,
+        soft_wrap=True,
+    )
 
 
 @app.command()
 def query(
-    sql: Annotated[str, typer.Argument(help="SQL over the catalog views: tools, agents, tasks, trajectories, verdicts, sft, rejections, smoke, runs")],
+    sql: Annotated[
+        str,
+        typer.Argument(
+            help="SQL over the catalog views: tools, agents, tasks, trajectories, verdicts, sft, rejections, smoke, runs"
+        ),
+    ],
     config: ConfigOpt = None,
     fmt: Annotated[str, typer.Option("--format", "-f", help="table | csv | json")] = "table",
     max_width: Annotated[int, typer.Option(help="truncate cells wider than this in table format")] = 80,
@@ -180,7 +206,10 @@ def catalog(config: ConfigOpt = None) -> None:
 def crawl(
     config: ConfigOpt = None,
     set_: SetOpt = None,
-    server: Annotated[Optional[list[str]], typer.Option("--server", help="crawl only these servers (repeatable; may name a disabled one)")] = None,
+    server: Annotated[
+        Optional[list[str]],
+        typer.Option("--server", help="crawl only these servers (repeatable; may name a disabled one)"),
+    ] = None,
 ) -> None:
     """Install and start the MCP servers of tool_specs/servers.yaml, list their tools, refresh the snapshot."""
     from worldsmith.config import data_dir
@@ -194,10 +223,15 @@ def crawl(
 
     try:
         summary = run_crawl(
-            path(cfg.tools.servers_file), path(cfg.tools.snapshot_dir), path(cfg.crawl.cache_dir),
-            data_dir(cfg, root) / "logs" / "crawl", concurrency=cfg.crawl.concurrency, timeout_s=cfg.crawl.timeout_s,
-            only=server, log=lambda m: err.print(m, highlight=False, markup=False),
-        )  # fmt: skip
+            path(cfg.tools.servers_file),
+            path(cfg.tools.snapshot_dir),
+            path(cfg.crawl.cache_dir),
+            data_dir(cfg, root) / "logs" / "crawl",
+            concurrency=cfg.crawl.concurrency,
+            timeout_s=cfg.crawl.timeout_s,
+            only=server,
+            log=lambda m: err.print(m, highlight=False, markup=False),
+        )
     except ServerListError as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         raise typer.Exit(2) from None
@@ -209,13 +243,27 @@ def crawl(
 
 @app.command("eval")
 def eval_(
-    model: Annotated[Optional[Path], typer.Option("--model", help="the model under test: an HF folder or a GGUF (default: this config's `make finetune` output)")] = None,
+    model: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--model",
+            help="the model under test: an HF folder or a GGUF (default: this config's `make finetune` output)",
+        ),
+    ] = None,
     config: ConfigOpt = None,
     set_: SetOpt = None,
     run_id: RunOpt = None,
-    dataset: Annotated[Optional[Path], typer.Option("--dataset", help="the export the model trained on (default: from its train.json, else the run's export)")] = None,
+    dataset: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--dataset", help="the export the model trained on (default: from its train.json, else the run's export)"
+        ),
+    ] = None,
     label: Annotated[str, typer.Option(help="the model's name in the tables")] = "finetuned",
-    base: Annotated[Optional[bool], typer.Option("--base/--no-base", help="also evaluate the base model (default: eval.compare_base)")] = None,
+    base: Annotated[
+        Optional[bool],
+        typer.Option("--base/--no-base", help="also evaluate the base model (default: eval.compare_base)"),
+    ] = None,
 ) -> None:
     """Play the run's held-out tasks with the model as the agent policy (and the base model), judge them, compare."""
     from worldsmith.evaluate import evaluate_models
@@ -229,14 +277,21 @@ def eval_(
 
     stop_on_sigterm()
     try:
-        results, report_path = evaluate_models(cfg, root, models, run_id=run_id, dataset=source, log=lambda m: err.print(m, highlight=False, markup=False))
+        results, report_path = evaluate_models(
+            cfg, root, models, run_id=run_id, dataset=source, log=lambda m: err.print(m, highlight=False, markup=False)
+        )
     except (ValueError, ServerError, ServerUnavailable) as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         raise typer.Exit(1) from None
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/yellow]: finished episodes are on disk; run the same command again to resume")
         raise typer.Exit(130) from None
-    _print_table("eval: held-out tasks", ["", *[f"{r.label} ({r.mode})" for r in results]], [(t, *cells) for t, cells in comparison_rows(results)], max_width=70)
+    _print_table(
+        "eval: held-out tasks",
+        ["", *[f"{r.label} ({r.mode})" for r in results]],
+        [(t, *cells) for t, cells in comparison_rows(results)],
+        max_width=70,
+    )
     console.print(f"report: {report_path}")
 
 
@@ -280,7 +335,9 @@ def _stage_commands(stage) -> typer.Typer:
         def stats(config: ConfigOpt = None, run_id: RunOpt = None) -> None:
             _print_sections(config, run_id, dict(stage.stats))
 
-        stats.__doc__ = f"The {stage.name} stage's figures for a run (default: the latest): " + ", ".join(stage.stats) + "."
+        stats.__doc__ = (
+            f"The {stage.name} stage's figures for a run (default: the latest): " + ", ".join(stage.stats) + "."
+        )
         group.command("stats")(stats)
     app.add_typer(group, name=stage.name)
     return group
@@ -326,10 +383,19 @@ def finetune(
     config: ConfigOpt = None,
     set_: SetOpt = None,
     run_id: RunOpt = None,
-    dataset: Annotated[Optional[Path], typer.Option("--dataset", help="an export folder (default: the run's export)")] = None,
+    dataset: Annotated[
+        Optional[Path], typer.Option("--dataset", help="an export folder (default: the run's export)")
+    ] = None,
 ) -> None:
     """Fine-tune the base model on an exported SFT dataset (Muon + AdamW, or AdamW), resuming from the last checkpoint."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from worldsmith.finetune.loop import TrainingStopped, finetune_paths, train
 
@@ -339,8 +405,16 @@ def finetune(
     from worldsmith.pipeline import stop_on_sigterm
 
     stop_on_sigterm()
-    with Progress(TextColumn("[bold]finetune"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
-                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err) as bar:  # fmt: skip
+    with Progress(
+        TextColumn("[bold]finetune"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err,
+    ) as bar:
         task = bar.add_task("finetune", total=ft.max_steps, status="loading the model")
 
         def progress(done: int, total: int, loss: float, rate: float) -> None:
@@ -351,12 +425,28 @@ def finetune(
         except (ValueError, TrainingStopped) as exc:
             err.print(f"[red]error:[/red] {exc}", highlight=False)
             raise typer.Exit(1) from None
-    _print_table("finetune", ["key", "value"], [("model", str(result.model_dir)), ("optimizer", ft.optimizer), ("steps", str(result.steps)),
-                 ("first / last loss", f"{result.losses[0]:.4f} / {result.losses[-1]:.4f}"), ("validation loss", str(result.val_losses[-1:] or "n/a")),
-                 ("s / step", str(result.seconds_per_step)), ("tokens / s", str(result.tokens_per_s)), ("padding", f"{result.padding:.1%}"),
-                 ("peak RSS MB", str(result.peak_rss_mb)), ("resumed from step", str(result.resumed_from)),
-                 *([("QK-clip: max logit / head rescales", f"{max(result.max_logits):.2f} / {result.clipped_heads}")] if result.max_logits else [])],
-                 max_width=120)  # fmt: skip
+    _print_table(
+        "finetune",
+        ["key", "value"],
+        [
+            ("model", str(result.model_dir)),
+            ("optimizer", ft.optimizer),
+            ("steps", str(result.steps)),
+            ("first / last loss", f"{result.losses[0]:.4f} / {result.losses[-1]:.4f}"),
+            ("validation loss", str(result.val_losses[-1:] or "n/a")),
+            ("s / step", str(result.seconds_per_step)),
+            ("tokens / s", str(result.tokens_per_s)),
+            ("padding", f"{result.padding:.1%}"),
+            ("peak RSS MB", str(result.peak_rss_mb)),
+            ("resumed from step", str(result.resumed_from)),
+            *(
+                [("QK-clip: max logit / head rescales", f"{max(result.max_logits):.2f} / {result.clipped_heads}")]
+                if result.max_logits
+                else []
+            ),
+        ],
+        max_width=120,
+    )
 
 
 @app.command("config")

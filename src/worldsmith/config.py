@@ -46,7 +46,9 @@ class RunConfig(Strict):
     data_dir: str = "data"
     prompts_dir: str = "prompts"
     tool_specs_dir: str = "tool_specs"
-    shard_size: PositiveInt = 100  # input records per Prefect task, for the stages that split (agents, tasks, rollouts, judge)
+    shard_size: PositiveInt = (
+        100  # input records per Prefect task, for the stages that split (agents, tasks, rollouts, judge)
+    )
 
 
 class ServerConfig(Strict):
@@ -82,7 +84,9 @@ class RetryConfig(Strict):
     max_attempts: PositiveInt = 5
     initial_backoff_s: PositiveFloat = 0.5
     max_backoff_s: PositiveFloat = 30
-    outage_timeout_s: Annotated[float, Field(ge=0)] = 180  # a server unreachable this long stops the run (0: count as a failed call)
+    outage_timeout_s: Annotated[float, Field(ge=0)] = (
+        180  # a server unreachable this long stops the run (0: count as a failed call)
+    )
 
 
 class RoleConfig(Strict):
@@ -140,9 +144,13 @@ class LLMConfig(Strict):
     @model_validator(mode="after")
     def _policy_port_is_its_own(self) -> LLMConfig:
         if self.policy.enabled and self.policy.port == self.server.port:
-            raise ValueError(f"llm.policy.port: got {self.policy.port}, expected a port other than llm.server.port (both servers run at once)")
+            raise ValueError(
+                f"llm.policy.port: got {self.policy.port}, expected a port other than llm.server.port (both servers run at once)"
+            )
         if self.policy.enabled and POLICY_ENDPOINT in self.endpoints:
-            raise ValueError(f"llm.endpoints.{POLICY_ENDPOINT}: the name is taken by llm.policy when it is enabled; rename the endpoint")
+            raise ValueError(
+                f"llm.endpoints.{POLICY_ENDPOINT}: the name is taken by llm.policy when it is enabled; rename the endpoint"
+            )
         return self
 
     def used_endpoints(self) -> set[str]:
@@ -159,7 +167,9 @@ class LLMConfig(Strict):
     def policy_server(self) -> ServerConfig:
         """The server settings for llm.policy: the main server's, with the policy's model, engine and port."""
         p = self.policy
-        return self.server.model_copy(update={"engine": p.engine, "model_path": p.model_path, "model": p.model, "port": p.port})
+        return self.server.model_copy(
+            update={"engine": p.engine, "model_path": p.model_path, "model": p.model, "port": p.port}
+        )
 
     @model_validator(mode="after")
     def _roles_name_known_endpoints(self) -> LLMConfig:
@@ -192,7 +202,9 @@ class WorldsConfig(Strict):
     categories: NonNegInt = 2  # taxonomy categories used (0 = all), taken in file order; a GPU run: 0
     domains_per_category: PositiveInt = 2
     design: Literal["llm", "derived"] = "llm"  # llm: designed, validated, derived when invalid; derived: code only
-    today: datetime.date = datetime.date(2026, 3, 2)  # the worlds' fixed "now": dates are drawn around it, so worlds replay
+    today: datetime.date = datetime.date(
+        2026, 3, 2
+    )  # the worlds' fixed "now": dates are drawn around it, so worlds replay
 
 
 class EvolveConfig(Strict):
@@ -200,10 +212,14 @@ class EvolveConfig(Strict):
     to fields), then WizardLM-style evolution operators that keep or change the binding."""
 
     enabled: bool = True
-    naming: Literal["llm", "code"] = "code"  # who names and describes a bound tool (its behaviour is the binding's either way)
+    naming: Literal["llm", "code"] = (
+        "code"  # who names and describes a bound tool (its behaviour is the binding's either way)
+    )
     tools_per_domain: PositiveInt = 3
     evolutions_per_tool: NonNegInt = 1
-    operators: list[Literal[EVOLUTION_OPERATORS]] = Field(default_factory=lambda: list(EVOLUTION_OPERATORS), min_length=1)  # type: ignore[valid-type]
+    operators: list[Literal[EVOLUTION_OPERATORS]] = Field(
+        default_factory=lambda: list(EVOLUTION_OPERATORS), min_length=1
+    )  # type: ignore[valid-type]
 
 
 class BundleConfig(Strict):
@@ -219,7 +235,9 @@ class BundleConfig(Strict):
     @model_validator(mode="after")
     def _sizes(self) -> BundleConfig:
         if self.size_min > self.size_max:
-            raise ValueError(f"tools.bundles.size_min: got {self.size_min}, expected at most size_max ({self.size_max})")
+            raise ValueError(
+                f"tools.bundles.size_min: got {self.size_min}, expected at most size_max ({self.size_max})"
+            )
         return self
 
 
@@ -238,9 +256,16 @@ class AgentsConfig(Strict):
     """One agent (system prompt + tools) per bundle; styles and strictness sampled so agents differ."""
 
     enabled: bool = True
-    styles: list[str] = Field(default_factory=lambda: ["concise and formal", "warm and friendly", "terse expert", "patient and explanatory"], min_length=1)
-    strictness: list[Literal["lenient", "standard", "strict"]] = Field(default_factory=lambda: ["lenient", "standard", "strict"], min_length=1)
-    voice: Literal["llm", "template"] = "llm"  # who writes the role sentence and guidelines (the rules are the world's either way)
+    styles: list[str] = Field(
+        default_factory=lambda: ["concise and formal", "warm and friendly", "terse expert", "patient and explanatory"],
+        min_length=1,
+    )
+    strictness: list[Literal["lenient", "standard", "strict"]] = Field(
+        default_factory=lambda: ["lenient", "standard", "strict"], min_length=1
+    )
+    voice: Literal["llm", "template"] = (
+        "llm"  # who writes the role sentence and guidelines (the rules are the world's either way)
+    )
 
 
 class TasksConfig(Strict):
@@ -249,10 +274,19 @@ class TasksConfig(Strict):
     per_agent: PositiveInt = 1  # tasks per agent; difficulties are taken in turn
     difficulties: list[Literal[DIFFICULTIES]] = Field(default_factory=lambda: list(DIFFICULTIES), min_length=1)  # type: ignore[valid-type]
     max_state_bytes: PositiveInt = 8192
-    world_records: Annotated[tuple[PositiveInt, PositiveInt], Field(description="records per collection")] = (3, 5)  # seeded, min and max
-    blueprint_attempts: PositiveInt = 3  # seeds tried before a difficulty that finds no valid chain is given up (recorded)
-    request_attempts: NonNegInt = 2  # requests the model writes per task (0: template only); the first that passes the check is kept
-    template_fallback: bool = True  # when none passes: the plain request of prompts/user_request.jinja (recorded as such)
+    world_records: Annotated[tuple[PositiveInt, PositiveInt], Field(description="records per collection")] = (
+        3,
+        5,
+    )  # seeded, min and max
+    blueprint_attempts: PositiveInt = (
+        3  # seeds tried before a difficulty that finds no valid chain is given up (recorded)
+    )
+    request_attempts: NonNegInt = (
+        2  # requests the model writes per task (0: template only); the first that passes the check is kept
+    )
+    template_fallback: bool = (
+        True  # when none passes: the plain request of prompts/user_request.jinja (recorded as such)
+    )
 
 
 class _FaultRatesBase(Strict):
@@ -268,13 +302,17 @@ class _FaultRatesBase(Strict):
 
 
 # its keys are the registry's kinds: a rate for an unknown kind is an error, a new kind gets a key
-FaultRates = create_model("FaultRates", __base__=_FaultRatesBase, **{k: (Probability, f.default_rate) for k, f in FAULTS.items()})
+FaultRates = create_model(
+    "FaultRates", __base__=_FaultRatesBase, **{k: (Probability, f.default_rate) for k, f in FAULTS.items()}
+)
 
 
 class FaultsConfig(Strict):
     enabled: bool = True
     rates: FaultRates = FaultRates()
-    force_on_error_recovery: bool = True  # error_recovery tasks: the first tool call fails (transient_error), even with enabled: false
+    force_on_error_recovery: bool = (
+        True  # error_recovery tasks: the first tool call fails (transient_error), even with enabled: false
+    )
 
 
 class ToolSimConfig(Strict):
@@ -303,9 +341,15 @@ class RolloutsConfig(Strict):
     max_tool_calls: PositiveInt = 6
     max_agent_steps_per_turn: PositiveInt = 4  # assistant messages between two user messages
     max_tokens: PositiveInt = 4000  # generated tokens per episode, all roles together
-    require_tool: Literal["first_turn", "never"] = "first_turn"  # force a call on the first assistant step of tool tasks
-    first_user_message: Literal["simulate", "goal_request"] = "simulate"  # blueprint tasks always open with their checked request
-    user_knows_goal: bool = True  # blueprint tasks: once every checkable criterion holds, the user simulator is told and ends
+    require_tool: Literal["first_turn", "never"] = (
+        "first_turn"  # force a call on the first assistant step of tool tasks
+    )
+    first_user_message: Literal["simulate", "goal_request"] = (
+        "simulate"  # blueprint tasks always open with their checked request
+    )
+    user_knows_goal: bool = (
+        True  # blueprint tasks: once every checkable criterion holds, the user simulator is told and ends
+    )
     tool_sim: ToolSimConfig = ToolSimConfig()
     faults: FaultsConfig = FaultsConfig()
     real_execution: RealExecutionConfig = RealExecutionConfig()
@@ -316,11 +360,15 @@ class JudgeConfig(Strict):
 
     enabled: bool = True
     critic: bool = True  # the LLM critic (judge criteria, K2 rubrics, score)
-    statuses: list[Literal["finished", "max_turns", "max_tool_calls", "max_tokens"]] = Field(default_factory=lambda: ["finished"], min_length=1)
+    statuses: list[Literal["finished", "max_turns", "max_tool_calls", "max_tokens"]] = Field(
+        default_factory=lambda: ["finished"], min_length=1
+    )
     require_deterministic: bool = True  # every state / call / answer criterion passes
     reject_hacks: list[Literal[HACK_KINDS]] = Field(default_factory=lambda: list(HACK_KINDS))  # type: ignore[valid-type]
     min_critic_score: Annotated[int, Field(ge=0, le=10)] = 6  # 0: the score does not matter
-    require_judge_criteria: bool = True  # the task's `judge` criteria pass by the critic (a task that has some needs the critic on)
+    require_judge_criteria: bool = (
+        True  # the task's `judge` criteria pass by the critic (a task that has some needs the critic on)
+    )
     require_critic_rubrics: bool = True  # K2's core and prescriptive rubrics pass by the critic
     require_fault_recovery: bool = True  # after an injected fault the agent retried or told the user
     concurrency: PositiveInt = 8
@@ -354,8 +402,10 @@ class ExportConfig(Strict):
             seen.add(name)
         if Jsonl.name not in seen:
             read = Jsonl.path(Path("<export>"), "<split>").as_posix()
-            raise ValueError(f"export.formats: got {_show(self.formats)}, expected a list that includes "
-                             f"{_show(Jsonl.name)} (finetune and eval read {read})")
+            raise ValueError(
+                f"export.formats: got {_show(self.formats)}, expected a list that includes "
+                f"{_show(Jsonl.name)} (finetune and eval read {read})"
+            )
         return self
 
 
@@ -384,8 +434,12 @@ class FinetuneConfig(Strict):
     eval_every: PositiveInt = 5
     save_every: PositiveInt = 5
     ns_dtype: Literal["auto", "float32", "bfloat16"] = "auto"  # Newton-Schulz: auto = bf16 on CUDA, fp32 on CPU
-    explode_factor: PositiveFloat = 10.0  # stop when the loss exceeds this multiple of the first loss (or is not finite)
-    qk_clip_tau: PositiveFloat | None = None  # K2's MuonClip: heads whose max attention logit passes this are scaled back (K2: 100); null = off
+    explode_factor: PositiveFloat = (
+        10.0  # stop when the loss exceeds this multiple of the first loss (or is not finite)
+    )
+    qk_clip_tau: PositiveFloat | None = (
+        None  # K2's MuonClip: heads whose max attention logit passes this are scaled back (K2: 100); null = off
+    )
     seed: NonNegInt = 0
 
 
@@ -394,11 +448,17 @@ class EvalConfig(Strict):
 
     samples_per_task: PositiveInt = 4  # k of pass^k
     max_tasks: NonNegInt = 0  # 0 = every held-out task
-    engine: Literal["llamacpp", "vllm"] = "llamacpp"  # serves the models under test (llamacpp: an HF folder is converted to GGUF once)
+    engine: Literal["llamacpp", "vllm"] = (
+        "llamacpp"  # serves the models under test (llamacpp: an HF folder is converted to GGUF once)
+    )
     port: Annotated[int, Field(ge=1, le=65535, strict=True)] = 8011
     compare_base: bool = True  # also evaluate finetune.base_model (or the packaged SmolLM2) on the same tasks
-    modes: list[Literal["constrained", "native"]] = Field(default_factory=lambda: ["constrained", "native"], min_length=1)  # tool-call modes played
-    grounding: Literal["off", "on"] = "off"  # off: the model under test picks its own arguments (grounding helps make data, not measure)
+    modes: list[Literal["constrained", "native"]] = Field(
+        default_factory=lambda: ["constrained", "native"], min_length=1
+    )  # tool-call modes played
+    grounding: Literal["off", "on"] = (
+        "off"  # off: the model under test picks its own arguments (grounding helps make data, not measure)
+    )
 
 
 class CrawlConfig(Strict):
@@ -460,7 +520,9 @@ class ConfigError(ValueError):
 # ---------------------------------------------------------------------------- loading
 
 
-def load_config(path: str | os.PathLike | None = None, overrides: list[str] | None = None) -> tuple[PipelineConfig, Path]:
+def load_config(
+    path: str | os.PathLike | None = None, overrides: list[str] | None = None
+) -> tuple[PipelineConfig, Path]:
     """Load, override and validate the config; returns it with the project root (the file's folder)."""
     cfg_path = Path(path or os.environ.get(ENV_CONFIG) or DEFAULT_CONFIG).expanduser()
     if not cfg_path.exists():

@@ -34,7 +34,10 @@ def embed_schema(schema: Any, ns: str, defs: dict[str, Any]) -> Any:
 
     def walk(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: target(v) if k == "$ref" and isinstance(v, str) and v.startswith("#") else walk(v) for k, v in node.items()}
+            return {
+                k: target(v) if k == "$ref" and isinstance(v, str) and v.startswith("#") else walk(v)
+                for k, v in node.items()
+            }
         if isinstance(node, list):
             return [walk(x) for x in node]
         return node

@@ -81,7 +81,15 @@ def open_run(cfg: PipelineConfig, root: Path, run_id: str | None = None, urls: S
     (store.root / "config.yaml").write_text(yaml.safe_dump(cfg.resolved(), sort_keys=False))
     prompts = Prompts(resolve_path(root, cfg.run.prompts_dir))
     urls = urls or ServerURLs()
-    return RunContext(cfg=cfg, root=root, run_id=run_id, store=store, prompts=prompts, embedded_url=urls.embedded, policy_url=urls.policy)
+    return RunContext(
+        cfg=cfg,
+        root=root,
+        run_id=run_id,
+        store=store,
+        prompts=prompts,
+        embedded_url=urls.embedded,
+        policy_url=urls.policy,
+    )
 
 
 def uses_embedded(cfg: PipelineConfig) -> bool:
@@ -97,7 +105,9 @@ def model_server(cfg: PipelineConfig, root: Path, log: Callable[[str], Any] = pr
         if uses_embedded(cfg):
             urls.embedded = servers.enter_context(embedded_server(cfg.llm.server, root, data_dir(cfg, root), log=log))
         if cfg.llm.policy.enabled:
-            urls.policy = servers.enter_context(embedded_server(cfg.llm.policy_server(), root, data_dir(cfg, root), log=log))
+            urls.policy = servers.enter_context(
+                embedded_server(cfg.llm.policy_server(), root, data_dir(cfg, root), log=log)
+            )
         yield urls
 
 
@@ -130,7 +140,12 @@ def record_stage(ctx: RunContext, name: str, counts: Counts, seconds: float) -> 
     """Note a finished stage in run.json (counts, time, usage so far) and refresh the catalog."""
     result = StageResult(name, counts, seconds)
     stages = ctx.store.read_info().get("stages", {})
-    stages[name] = {"counts": counts, "seconds": round(seconds, 2), "finished_at": datetime.now(UTC).isoformat(), "usage": stage_usage(ctx)}
+    stages[name] = {
+        "counts": counts,
+        "seconds": round(seconds, 2),
+        "finished_at": datetime.now(UTC).isoformat(),
+        "usage": stage_usage(ctx),
+    }
     ctx.store.write_info(stages=stages, usage=ctx.usage.snapshot())
     refresh_catalog(ctx.store.data_dir, ctx.root)
     return result
@@ -142,13 +157,17 @@ USAGE_KEYS = ("calls", "failures", "prompt_tokens", "cached_tokens", "completion
 def stage_usage(ctx: RunContext) -> dict[str, dict[str, int]]:
     """Model usage per role since the previous stage was recorded (this stage's cost)."""
     now = ctx.usage.snapshot()
-    delta = {role: {k: u.get(k, 0) - ctx.usage_mark.get(role, {}).get(k, 0) for k in USAGE_KEYS} for role, u in now.items()}
+    delta = {
+        role: {k: u.get(k, 0) - ctx.usage_mark.get(role, {}).get(k, 0) for k in USAGE_KEYS} for role, u in now.items()
+    }
     ctx.usage_mark = now
     return {role: d for role, d in delta.items() if d["calls"]}
 
 
 def finish_run(ctx: RunContext, status: str, error: str | None = None) -> Path:
-    ctx.store.write_info(status=status, finished_at=datetime.now(UTC).isoformat(), usage=ctx.usage.snapshot(), error=error)
+    ctx.store.write_info(
+        status=status, finished_at=datetime.now(UTC).isoformat(), usage=ctx.usage.snapshot(), error=error
+    )
     return refresh_catalog(ctx.store.data_dir, ctx.root)
 
 
@@ -178,9 +197,16 @@ def synth(
                     on_stage(ctx, result)
         except BaseException as exc:
             interrupted = isinstance(exc, KeyboardInterrupt)
-            summary.status = "interrupted" if interrupted else "stopped" if isinstance(exc, ServerUnavailable) else "failed"
-            summary.error = ("interrupted by the user; re-run to resume" if interrupted else str(exc) if isinstance(exc, ServerUnavailable)
-                             else f"{exc.__class__.__name__}: {exc}")  # fmt: skip
+            summary.status = (
+                "interrupted" if interrupted else "stopped" if isinstance(exc, ServerUnavailable) else "failed"
+            )
+            summary.error = (
+                "interrupted by the user; re-run to resume"
+                if interrupted
+                else str(exc)
+                if isinstance(exc, ServerUnavailable)
+                else f"{exc.__class__.__name__}: {exc}"
+            )
             finish_run(ctx, summary.status, summary.error)
             raise
         summary.status = "finished"

@@ -16,7 +16,14 @@ def svg(fig) -> str:
     return text[text.index("<svg") :]
 
 
-def bars(rows: list[dict[str, Any]], title: str, xlabel: str, value: str = "n", stacked: str | None = None, rate: bool = False) -> str:
+def bars(
+    rows: list[dict[str, Any]],
+    title: str,
+    xlabel: str,
+    value: str = "n",
+    stacked: str | None = None,
+    rate: bool = False,
+) -> str:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 0.45 * max(len(rows), 2) + 1.0))

@@ -61,7 +61,13 @@ class LiveProgress:
     """Progress of a stage whose items run concurrently: done / total, in flight, failed,
     generated tokens/s and ETA. `tokens` reads the run's generated-token count."""
 
-    def __init__(self, description: str, total: int, tokens: Callable[[], int] | None = None, extra: Callable[[], str] | None = None):
+    def __init__(
+        self,
+        description: str,
+        total: int,
+        tokens: Callable[[], int] | None = None,
+        extra: Callable[[], str] | None = None,
+    ):
         self.description = description
         self.total = total
         self.tokens = tokens

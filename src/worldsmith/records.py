@@ -115,13 +115,17 @@ class ToolBinding(Part):
     action: ToolAction
     key_param: str | None = None  # get, update, delete: the parameter that names the record
     params: dict[str, str] = Field(default_factory=dict)  # parameter -> field: list filters, create/update values
-    fixed: dict[str, Any] = Field(default_factory=dict)  # field -> value the tool always sets (update) or filters on (list)
+    fixed: dict[str, Any] = Field(
+        default_factory=dict
+    )  # field -> value the tool always sets (update) or filters on (list)
 
 
 class ToolSpec(Record):
     stage: ClassVar[str] = "tools"
     id_field: ClassVar[str] = "tool_id"
-    json_fields: ClassVar[frozenset[str]] = frozenset({"input_schema", "output_schema", "annotations", "extra", "binding"})
+    json_fields: ClassVar[frozenset[str]] = frozenset(
+        {"input_schema", "output_schema", "annotations", "extra", "binding"}
+    )
 
     tool_id: str
     name: str
@@ -195,7 +199,9 @@ class CollectionSpec(Part):
     key: str  # the key field ("order_id"), values like "ord-1042"
     id_prefix: str  # "ord"
     fields: list[FieldSpec]
-    transitions: dict[str, dict[str, list[str]]] = Field(default_factory=dict)  # enum field -> value -> values it may become
+    transitions: dict[str, dict[str, list[str]]] = Field(
+        default_factory=dict
+    )  # enum field -> value -> values it may become
 
 
 class PolicyRule(Part):
@@ -357,13 +363,17 @@ class Blueprint(Part):
 class Task(Record):
     stage: ClassVar[str] = "tasks"
     id_field: ClassVar[str] = "task_id"
-    json_fields: ClassVar[frozenset[str]] = frozenset({"user_persona", "user_goal", "initial_state", "rubric", "blueprint"})
+    json_fields: ClassVar[frozenset[str]] = frozenset(
+        {"user_persona", "user_goal", "initial_state", "rubric", "blueprint"}
+    )
 
     task_id: str
     agent_id: str
     difficulty: str
     world_id: str | None = None
-    blueprint: Blueprint | None = None  # None: a free-form task (tasks.mode freeform), written in one shot and not executed
+    blueprint: Blueprint | None = (
+        None  # None: a free-form task (tasks.mode freeform), written in one shot and not executed
+    )
     user_persona: Persona
     user_goal: UserGoal
     initial_state: dict[str, Any]
@@ -421,7 +431,9 @@ class Trajectory(Record):
 
     stage: ClassVar[str] = "trajectories"
     id_field: ClassVar[str] = "trajectory_id"
-    json_fields: ClassVar[frozenset[str]] = frozenset({"messages", "tools", "world_states", "calls", "faults", "usage", "models"})
+    json_fields: ClassVar[frozenset[str]] = frozenset(
+        {"messages", "tools", "world_states", "calls", "faults", "usage", "models"}
+    )
 
     trajectory_id: str
     task_id: str
@@ -500,7 +512,9 @@ class Verdict(Record):
     faults: int = 0
     faults_handled: bool | None = None  # None: no fault was injected
     passed: bool
-    reasons: list[str] = Field(default_factory=list)  # why it failed: criterion:c2, hack:unbacked_claim, critic_score, status:error ...
+    reasons: list[str] = Field(
+        default_factory=list
+    )  # why it failed: criterion:c2, hack:unbacked_claim, critic_score, status:error ...
     created_at: datetime = Field(default_factory=utcnow)
 
 
@@ -572,10 +586,25 @@ class ModelEval(Record):
     exact_argument_rate: float | None = None  # gold calls of the tasks the agent made with exactly the gold arguments
     call_rate: float | None = None  # episodes of tasks with a gold call where the agent called any tool at all
     statuses: dict[str, int] = Field(default_factory=dict)
-    simulator_failures: int = 0  # episodes the user or tool simulator ended (not the policy's fault; they count as not passed)
+    simulator_failures: int = (
+        0  # episodes the user or tool simulator ended (not the policy's fault; they count as not passed)
+    )
     reasons: dict[str, int] = Field(default_factory=dict)  # the judge's drop reasons, counted
     generated_tokens: int = 0  # by the agent policy
     created_at: datetime = Field(default_factory=utcnow)
 
 
-RECORD_TYPES: tuple[type[Record], ...] = (ToolSpec, Rejection, Domain, World, Bundle, Agent, Task, Trajectory, Verdict, SFTExample, SmokeResult, ModelEval)
+RECORD_TYPES: tuple[type[Record], ...] = (
+    ToolSpec,
+    Rejection,
+    Domain,
+    World,
+    Bundle,
+    Agent,
+    Task,
+    Trajectory,
+    Verdict,
+    SFTExample,
+    SmokeResult,
+    ModelEval,
+)

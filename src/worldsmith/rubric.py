@@ -106,13 +106,19 @@ def check_record(criterion: Criterion, state: Any, initial: Any = None) -> tuple
         deleted = [k for k in before if k not in allowed and k not in now]
         added = [k for k in now if k not in before and k not in allowed]
         if changed or deleted or added:
-            parts = [f"{what}: {', '.join(ks[:5])}" for what, ks in (("changed", changed), ("deleted", deleted), ("added", added)) if ks]
+            parts = [
+                f"{what}: {', '.join(ks[:5])}"
+                for what, ks in (("changed", changed), ("deleted", deleted), ("added", added))
+                if ks
+            ]
             return False, f"/{c}: " + "; ".join(parts)
         return True, f"/{c}: the other {len(before) - len(allowed & set(before))} record(s) are as they were"
     key = str(criterion.key).strip().lower()
     record = now.get(key)
     if criterion.op == "absent":
-        return record is None, f"{c} {criterion.key}: " + ("gone" if record is None else f"still there: {_show(record)}")
+        return record is None, f"{c} {criterion.key}: " + (
+            "gone" if record is None else f"still there: {_show(record)}"
+        )
     if criterion.op == "exists":
         return record is not None, f"{c} {criterion.key}: " + ("present" if record is not None else "missing")
     if record is None:
@@ -122,9 +128,17 @@ def check_record(criterion: Criterion, state: Any, initial: Any = None) -> tuple
         return False, f"{c} {criterion.key}.{criterion.field}: missing"
     if criterion.op == "equals":
         if criterion.field is None and isinstance(found, dict) and isinstance(criterion.value, dict):
-            diff = {k: found.get(k, "missing") for k in sorted(set(found) | set(criterion.value)) if not _eq(found.get(k), criterion.value.get(k))}
-            return not diff, f"{c} {criterion.key}: " + ("as expected" if not diff else f"differs in {_show(diff)}; expected {_show(criterion.value)}")
-        return _eq(found, criterion.value), f"{c} {criterion.key}.{criterion.field}: found {_show(found)}, expected {_show(criterion.value)}"
+            diff = {
+                k: found.get(k, "missing")
+                for k in sorted(set(found) | set(criterion.value))
+                if not _eq(found.get(k), criterion.value.get(k))
+            }
+            return not diff, f"{c} {criterion.key}: " + (
+                "as expected" if not diff else f"differs in {_show(diff)}; expected {_show(criterion.value)}"
+            )
+        return _eq(
+            found, criterion.value
+        ), f"{c} {criterion.key}.{criterion.field}: found {_show(found)}, expected {_show(criterion.value)}"
     if criterion.op == "not_equals":
         return not _eq(found, criterion.value), f"{c} {criterion.key}.{criterion.field}: found {_show(found)}"
     return False, f"{c} {criterion.key}: operator {criterion.op} is not checked on records"
@@ -199,7 +213,12 @@ def check_call(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
         done = [x for x in calls if x.ok]
         if done:
             return False, f"{c.tool} succeeded {len(done)} time(s), first with {json.dumps(done[0].arguments)[:120]}"
-        return True, f"{c.tool} was not called" if not calls else f"{c.tool} was attempted {len(calls)} time(s), never successfully"
+        return (
+            True,
+            f"{c.tool} was not called"
+            if not calls
+            else f"{c.tool} was attempted {len(calls)} time(s), never successfully",
+        )
     ok = [x for x in calls if x.ok]
     match = [x for x in ok if isinstance(x.arguments, dict) and arguments_match(c.arguments, x.arguments)]
     if c.after_user_gives is not None and match:
@@ -210,9 +229,15 @@ def check_call(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
     if match:
         return True, f"matched call {match[0].call_id} {json.dumps(match[0].arguments)[:120]}"
     if ok:
-        return False, f"{c.tool} succeeded {len(ok)} time(s) but never with {json.dumps(c.arguments)[:120]}; got {json.dumps(ok[0].arguments)[:120]}"
+        return (
+            False,
+            f"{c.tool} succeeded {len(ok)} time(s) but never with {json.dumps(c.arguments)[:120]}; got {json.dumps(ok[0].arguments)[:120]}",
+        )
     if calls:
-        return False, f"{c.tool} was called {len(calls)} time(s), never successfully ({calls[-1].executor}: {(calls[-1].error or '')[:100]})"
+        return (
+            False,
+            f"{c.tool} was called {len(calls)} time(s), never successfully ({calls[-1].executor}: {(calls[-1].error or '')[:100]})",
+        )
     return False, f"{c.tool} was never called"
 
 
@@ -231,13 +256,24 @@ def check_answer(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
 
 def check_order(criteria: list[Criterion], traj: Trajectory) -> tuple[bool, str] | None:
     """For ordered `call` criteria: their first matching successful calls come in order."""
-    ordered = sorted((c for c in criteria if c.kind == "call" and c.must and c.order is not None), key=lambda c: c.order)
+    ordered = sorted(
+        (c for c in criteria if c.kind == "call" and c.must and c.order is not None), key=lambda c: c.order
+    )
     if len(ordered) < 2:
         return None
     positions = []
     for c in ordered:
-        idx = next((i for i, x in enumerate(traj.calls) if x.tool == c.tool and x.ok
-                    and isinstance(x.arguments, dict) and arguments_match(c.arguments, x.arguments)), None)  # fmt: skip
+        idx = next(
+            (
+                i
+                for i, x in enumerate(traj.calls)
+                if x.tool == c.tool
+                and x.ok
+                and isinstance(x.arguments, dict)
+                and arguments_match(c.arguments, x.arguments)
+            ),
+            None,
+        )
         if idx is None:
             return False, f"{c.tool} (step {c.order}) never matched"
         positions.append(idx)
@@ -256,7 +292,9 @@ def check_criterion(c: Criterion, task: Task, traj: Trajectory) -> CriterionResu
         passed, evidence = check_answer(c, traj)
     else:
         return None
-    return CriterionResult(criterion_id=c.criterion_id, kind=c.kind, description=c.description, passed=passed, evidence=evidence)
+    return CriterionResult(
+        criterion_id=c.criterion_id, kind=c.kind, description=c.description, passed=passed, evidence=evidence
+    )
 
 
 def goal_met(task: Task, traj: Trajectory) -> bool:

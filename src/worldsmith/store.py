@@ -249,7 +249,9 @@ def latest_run(data_dir: str | os.PathLike) -> str | None:
     return rows[0][0] if rows else None
 
 
-def query_sections(data_dir: str | os.PathLike, run_id: str, sections: dict[str, str]) -> dict[str, tuple[list[str], list[tuple]]]:
+def query_sections(
+    data_dir: str | os.PathLike, run_id: str, sections: dict[str, str]
+) -> dict[str, tuple[list[str], list[tuple]]]:
     """Run titled SQL statements for one run (`$run` in the SQL stands for its quoted id)."""
     quoted = "'" + run_id.replace("'", "''") + "'"
     return {title: query(data_dir, sql.replace("$run", quoted)) for title, sql in sections.items()}

@@ -89,8 +89,13 @@ def to_openai_tool(spec: ToolSpec, strict: bool = False) -> dict[str, Any]:
 
 def tool_view(t: ToolSpec) -> dict[str, Any]:
     """What prompts show of a tool: its name, description, hints and arguments."""
-    return {"name": t.name, "description": t.description, "destructive": bool(t.annotations.get("destructiveHint")),
-            "read_only": bool(t.annotations.get("readOnlyHint")), "input_schema": t.input_schema}  # fmt: skip
+    return {
+        "name": t.name,
+        "description": t.description,
+        "destructive": bool(t.annotations.get("destructiveHint")),
+        "read_only": bool(t.annotations.get("readOnlyHint")),
+        "input_schema": t.input_schema,
+    }
 
 
 @dataclass
@@ -117,7 +122,11 @@ def from_openai_tool(tool: dict[str, Any], names: ToolNameMap | None = None) -> 
     """Back to an MCP tool object (name restored through the map when given)."""
     fn = tool["function"]
     name = names.to_original.get(fn["name"], fn["name"]) if names else fn["name"]
-    return {"name": name, "description": fn.get("description", ""), "inputSchema": fn.get("parameters", {"type": "object"})}
+    return {
+        "name": name,
+        "description": fn.get("description", ""),
+        "inputSchema": fn.get("parameters", {"type": "object"}),
+    }
 
 
 def from_mcp(
@@ -148,7 +157,9 @@ def from_mcp(
         name=name,
         description=description,
         input_schema=input_schema if isinstance(input_schema, dict) else {"_invalid": input_schema},
-        output_schema=output_schema if isinstance(output_schema, dict) or output_schema is None else {"_invalid": output_schema},
+        output_schema=output_schema
+        if isinstance(output_schema, dict) or output_schema is None
+        else {"_invalid": output_schema},
         annotations=annotations,
         source=source,  # type: ignore[arg-type]
         server=server,
@@ -271,7 +282,10 @@ def _ref_problem(schema: dict[str, Any], label: str) -> tuple[str, str] | None:
                 return "unresolvable_ref", f"{label} has a $ref {nxt!r} that does not resolve"
     cycle = _in_place_cycle(schema, resolver)
     if cycle:
-        return "unresolvable_ref", f"{label} has a $ref cycle through {cycle!r} that never reaches a value: validation would not end"
+        return (
+            "unresolvable_ref",
+            f"{label} has a $ref cycle through {cycle!r} that never reaches a value: validation would not end",
+        )
     return None
 
 
@@ -364,7 +378,9 @@ def check_spec(spec: ToolSpec, limits: ValidationLimits | None = None) -> tuple[
         return "no_properties", f"input_schema has type {schema.get('type')!r}; a tool's arguments must be an object"
     if "properties" in schema and not isinstance(schema["properties"], dict):
         return "no_properties", "input_schema.properties is not an object"
-    if "properties" not in schema and not any(k in schema for k in ("anyOf", "oneOf", "allOf", "$ref", "additionalProperties")):
+    if "properties" not in schema and not any(
+        k in schema for k in ("anyOf", "oneOf", "allOf", "$ref", "additionalProperties")
+    ):
         # an argument-less tool states it with "properties": {}; a bare {} says nothing
         if schema.get("type") != "object":
             return "no_properties", "input_schema has neither a properties object nor type object"

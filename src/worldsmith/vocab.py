@@ -34,16 +34,41 @@ class FaultKind:
 FAULTS: dict[str, FaultKind] = {
     f.name: f
     for f in (
-        FaultKind("transient_error", "network", 0.04, error=("unavailable", "503 Service Unavailable: the upstream service failed to answer. Try again.")),
-        FaultKind("timeout", "network", 0.03, error=("timeout", "The request timed out after 30 seconds without a response.")),
-        FaultKind("rate_limit", "network", 0.03, error=("rate_limited", "429 Too Many Requests: rate limit exceeded, retry after 2 seconds.")),
-        FaultKind("partial_result", "data", 0.04,
-                  instruction='return only part of the matching data (fewer items than exist) and say so in the result, e.g. "truncated": true.'),
-        FaultKind("empty_result", "data", 0.03, instruction="return an empty result: nothing matches (an empty list or no record), as the real tool would."),
-        FaultKind("edge_case", "edge", 0.05,
-                  instruction="return valid but unusual data: boundary values, optional fields missing, zero amounts, long or non-ASCII text."),
+        FaultKind(
+            "transient_error",
+            "network",
+            0.04,
+            error=("unavailable", "503 Service Unavailable: the upstream service failed to answer. Try again."),
+        ),
+        FaultKind(
+            "timeout", "network", 0.03, error=("timeout", "The request timed out after 30 seconds without a response.")
+        ),
+        FaultKind(
+            "rate_limit",
+            "network",
+            0.03,
+            error=("rate_limited", "429 Too Many Requests: rate limit exceeded, retry after 2 seconds."),
+        ),
+        FaultKind(
+            "partial_result",
+            "data",
+            0.04,
+            instruction='return only part of the matching data (fewer items than exist) and say so in the result, e.g. "truncated": true.',
+        ),
+        FaultKind(
+            "empty_result",
+            "data",
+            0.03,
+            instruction="return an empty result: nothing matches (an empty list or no record), as the real tool would.",
+        ),
+        FaultKind(
+            "edge_case",
+            "edge",
+            0.05,
+            instruction="return valid but unusual data: boundary values, optional fields missing, zero amounts, long or non-ASCII text.",
+        ),
     )
-}  # fmt: skip
+}
 FAULT_KINDS: tuple[str, ...] = tuple(FAULTS)
 NETWORK_FAULTS: tuple[str, ...] = tuple(k for k, f in FAULTS.items() if f.family == "network")
 DATA_FAULTS: tuple[str, ...] = tuple(k for k, f in FAULTS.items() if f.family == "data")
@@ -59,8 +84,27 @@ def error_content(code: str, message: str) -> str:
 
 FieldType = Literal["string", "integer", "number", "boolean"]
 # how seeding fills a field (world/seed.py); anything else is free text
-FIELD_FORMATS: tuple[str, ...] = ("text", "person_name", "email", "phone", "address", "city", "country", "company", "product",
-                                  "date", "datetime", "time", "money", "quantity", "percent", "url", "code", "sentence", "label")  # fmt: skip
+FIELD_FORMATS: tuple[str, ...] = (
+    "text",
+    "person_name",
+    "email",
+    "phone",
+    "address",
+    "city",
+    "country",
+    "company",
+    "product",
+    "date",
+    "datetime",
+    "time",
+    "money",
+    "quantity",
+    "percent",
+    "url",
+    "code",
+    "sentence",
+    "label",
+)
 ToolAction = Literal["get", "list", "create", "update", "delete", "custom"]
 EXECUTED_ACTIONS: tuple[str, ...] = ("get", "list", "create", "update", "delete")  # run by code on the world state
 WRITE_ACTIONS: tuple[str, ...] = ("create", "update", "delete")
@@ -75,10 +119,24 @@ STATE_OPS: tuple[str, ...] = ("equals", "not_equals", "exists", "absent", "conta
 StateOp = Literal["equals", "not_equals", "exists", "absent", "contains", "gte", "lte", "unchanged_except"]
 
 HackKind = Literal["unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool", "garbled_reply"]
-HACK_KINDS: tuple[str, ...] = ("unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool", "garbled_reply")
+HACK_KINDS: tuple[str, ...] = (
+    "unbacked_claim",
+    "fabricated_tool_output",
+    "fabricated_value",
+    "unknown_tool",
+    "garbled_reply",
+)
 
 # refusal: the user asks for what the world's rules forbid; the right outcome is that nothing changes
-DIFFICULTIES: tuple[str, ...] = ("single_call", "multi_call", "dependent_calls", "error_recovery", "clarification", "irrelevance", "refusal")
+DIFFICULTIES: tuple[str, ...] = (
+    "single_call",
+    "multi_call",
+    "dependent_calls",
+    "error_recovery",
+    "clarification",
+    "irrelevance",
+    "refusal",
+)
 
 # --------------------------------------------------------------------------- episodes
 

@@ -20,7 +20,6 @@ from worldsmith.records import Agent, Bundle, Policies, PolicyRule, Rejection, T
 from worldsmith.stage import Shard, Stage, holds
 from worldsmith.toolspec import tool_view
 
-
 VOICE_SCHEMA = {
     "type": "object",
     "properties": {
@@ -48,7 +47,10 @@ def rules_for(world: World | None, core: list[ToolSpec]) -> list[PolicyRule]:
 
 def voice_fits(role: str, guidelines: list[str], world: World | None, domain: str) -> list[str] | None:
     """The guidelines to keep when the role speaks of the domain's records, else None."""
-    words = {domain.lower(), *(w for c in (world.collections if world else []) for w in (c.name, c.entity, c.name.replace("_", " ")))}
+    words = {
+        domain.lower(),
+        *(w for c in (world.collections if world else []) for w in (c.name, c.entity, c.name.replace("_", " "))),
+    }
     if not any(w and w in role.lower() for w in words) or re.search(r"(.)\1{3}|https?:", role):
         return None
     return [g.strip() for g in guidelines if len(g.split()) >= 4 and not re.search(r"(.)\1{3}|https?:", g)]
@@ -78,24 +80,62 @@ async def make_agents(ctx: RunContext, shard: Shard | None = None) -> dict[str, 
         rules = rules_for(world, core)
         role, guidelines, source = "", [], "template"  # an empty role: the system prompt's plain one
         if cfg.voice == "llm":
-            msgs = ctx.prompts.render_messages("agent_writer", domain=domain, tools=[tool_view(t) for t in core], strictness=strictness,
-                                               rules=[r.text for r in rules])  # fmt: skip
+            msgs = ctx.prompts.render_messages(
+                "agent_writer",
+                domain=domain,
+                tools=[tool_view(t) for t in core],
+                strictness=strictness,
+                rules=[r.text for r in rules],
+            )
             r = await client.structured("task_writer", msgs, VOICE_SCHEMA, name="agent", seed=ctx.seed)
             if not r.ok:
-                rejections.add(Rejection(rejection_id=content_id("agent", bundle.bundle_id, r.error, prefix="rej_"), kind="llm_output",
-                                         subject=f"agent/{bundle.bundle_id}", reason=r.error_kind or "error", detail=r.error or "",
-                                         payload={"raw": r.raw, "bundle_id": bundle.bundle_id}))  # fmt: skip
+                rejections.add(
+                    Rejection(
+                        rejection_id=content_id("agent", bundle.bundle_id, r.error, prefix="rej_"),
+                        kind="llm_output",
+                        subject=f"agent/{bundle.bundle_id}",
+                        reason=r.error_kind or "error",
+                        detail=r.error or "",
+                        payload={"raw": r.raw, "bundle_id": bundle.bundle_id},
+                    )
+                )
             kept = voice_fits(r.data["role"], r.data["guidelines"], world, domain) if r.ok else None
             if kept is not None:
                 role, guidelines, source = " ".join(r.data["role"].split()), kept, "llm"
         confirm = sorted(t.name for t in core if t.annotations.get("destructiveHint")) if strictness == "strict" else []
-        policies = Policies(role=role, confirm_before=confirm, never=[r.text for r in rules if r.kind == "forbid"], guidelines=guidelines,
-                            rules=[r.text for r in rules if r.kind != "forbid"], rule_ids=[r.rule_id for r in rules], source=source)  # fmt: skip
-        (system,) = [m["content"] for m in ctx.prompts.render_messages(
-            "agent_system_prompt", style=style, strictness=strictness, domain=domain,
-            collections=[c.name.replace("_", " ") for c in (world.collections if world else [])], **policies.model_dump(exclude={"rule_ids", "source"}))]  # fmt: skip
-        writer.add(Agent(agent_id=agent_id_for(bundle), bundle_id=bundle.bundle_id, system_prompt=system, tool_ids=[t.tool_id for t in members],
-                         domain=domain, world_id=world.world_id if world else None, style=style, strictness=strictness, policies=policies))  # fmt: skip
+        policies = Policies(
+            role=role,
+            confirm_before=confirm,
+            never=[r.text for r in rules if r.kind == "forbid"],
+            guidelines=guidelines,
+            rules=[r.text for r in rules if r.kind != "forbid"],
+            rule_ids=[r.rule_id for r in rules],
+            source=source,
+        )
+        (system,) = [
+            m["content"]
+            for m in ctx.prompts.render_messages(
+                "agent_system_prompt",
+                style=style,
+                strictness=strictness,
+                domain=domain,
+                collections=[c.name.replace("_", " ") for c in (world.collections if world else [])],
+                **policies.model_dump(exclude={"rule_ids", "source"}),
+            )
+        ]
+        writer.add(
+            Agent(
+                agent_id=agent_id_for(bundle),
+                bundle_id=bundle.bundle_id,
+                system_prompt=system,
+                tool_ids=[t.tool_id for t in members],
+                domain=domain,
+                world_id=world.world_id if world else None,
+                style=style,
+                strictness=strictness,
+                policies=policies,
+            )
+        )
         return source == "llm"
 
     async with ctx.client() as client:
@@ -108,5 +148,11 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     return asyncio.run(make_agents(ctx, shard))
 
 
-STAGE = Stage("agents", "An agent per tool bundle: its world's rules and an LLM-written voice rendered into a system prompt.", run, section="agents",
-              splits_by=(Bundle, "bundle_id"), totals=frozenset({"agents"}))
+STAGE = Stage(
+    "agents",
+    "An agent per tool bundle: its world's rules and an LLM-written voice rendered into a system prompt.",
+    run,
+    section="agents",
+    splits_by=(Bundle, "bundle_id"),
+    totals=frozenset({"agents"}),
+)

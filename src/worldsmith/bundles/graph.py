@@ -133,7 +133,9 @@ def _walk(g, rng, nodes, usage, size, want_real, restart) -> list[str]:
         need_synthetic = len(members) - n_real < size - want_real
         neighbours = [n for n in g.neighbors(current) if n not in members]
         kinds = {g.nodes[n]["source"] == "mcp" for n in neighbours}
-        if (need_real and not need_synthetic and True not in kinds) or (need_synthetic and not need_real and False not in kinds):
+        if (need_real and not need_synthetic and True not in kinds) or (
+            need_synthetic and not need_real and False not in kinds
+        ):
             jump = [n for n in (real if need_real else synthetic) if n not in members]
             same = [n for n in jump if g.nodes[n]["category"] == category]
             if same or jump:

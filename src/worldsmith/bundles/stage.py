@@ -30,5 +30,11 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     }
 
 
-STAGE = Stage("bundles", "Tool bundles drawn from the tool graph (random walks mixing real and evolved tools).", run, section="tools",
-              totals=frozenset({"bundles", "graph_nodes", "graph_edges", "coverage", "mixed_real_synthetic"}), stats=SECTIONS)
+STAGE = Stage(
+    "bundles",
+    "Tool bundles drawn from the tool graph (random walks mixing real and evolved tools).",
+    run,
+    section="tools",
+    totals=frozenset({"bundles", "graph_nodes", "graph_edges", "coverage", "mixed_real_synthetic"}),
+    stats=SECTIONS,
+)

@@ -56,12 +56,20 @@ def exact_arguments(tasks: dict[str, Task], trajs: list[Trajectory]) -> tuple[in
             continue
         for gold in task.blueprint.calls:
             total += 1
-            made += any(c.ok and c.tool == gold.tool and isinstance(c.arguments, dict) and c.arguments.keys() == gold.arguments.keys()
-                        and arguments_match(gold.arguments, c.arguments) for c in t.calls)  # fmt: skip
+            made += any(
+                c.ok
+                and c.tool == gold.tool
+                and isinstance(c.arguments, dict)
+                and c.arguments.keys() == gold.arguments.keys()
+                and arguments_match(gold.arguments, c.arguments)
+                for c in t.calls
+            )
     return made, total
 
 
-def model_scores(store: RunStore, model: EvalModel, engine: str, samples: int, mode: str = "constrained", grounding: bool = False) -> ModelEval:
+def model_scores(
+    store: RunStore, model: EvalModel, engine: str, samples: int, mode: str = "constrained", grounding: bool = False
+) -> ModelEval:
     """The figures of one finished eval run."""
     trajs = store.read(Trajectory)
     tasks = {t.task_id: t for t in store.read(Task)}
@@ -77,33 +85,67 @@ def model_scores(store: RunStore, model: EvalModel, engine: str, samples: int, m
         if per_task:
             pass_hat[str(k)] = round(sum(per_task) / len(per_task), 4)
     calls = [c for t in trajs for c in t.calls]
-    unparsed = sum(t.status == "error" and (t.reason or "").startswith("agent_output") for t in trajs)  # a call or reply that never parsed
+    unparsed = sum(
+        t.status == "error" and (t.reason or "").startswith("agent_output") for t in trajs
+    )  # a call or reply that never parsed
     attempted = len(calls) + unparsed
     valid = sum(c.executor not in INVALID_CALLS for c in calls)
     reasons = Counter(r for v in verdicts.values() for r in v.reasons)
     made, gold = exact_arguments(tasks, trajs)
-    with_calls = [t for t in trajs if (task := tasks.get(t.task_id)) is not None and task.blueprint is not None and task.blueprint.calls]
+    with_calls = [
+        t
+        for t in trajs
+        if (task := tasks.get(t.task_id)) is not None and task.blueprint is not None and task.blueprint.calls
+    ]
     return ModelEval(
-        eval_run_id=store.run_id, label=model.label, mode=mode, grounding=grounding, model_path=model.path or "", engine=engine, tasks=len(by_task),
-        samples_per_task=samples, exact_argument_rate=round(made / gold, 4) if gold else None,
+        eval_run_id=store.run_id,
+        label=model.label,
+        mode=mode,
+        grounding=grounding,
+        model_path=model.path or "",
+        engine=engine,
+        tasks=len(by_task),
+        samples_per_task=samples,
+        exact_argument_rate=round(made / gold, 4) if gold else None,
         call_rate=round(sum(bool(t.calls) for t in with_calls) / len(with_calls), 4) if with_calls else None,
-        trajectories=len(trajs), passed=passed, pass_rate=round(passed / len(trajs), 4) if trajs else None, pass_hat=pass_hat,
-        tool_calls=attempted, valid_tool_calls=valid, tool_call_validity=round(valid / attempted, 4) if attempted else None,
-        statuses=dict(Counter(t.status for t in trajs)), reasons=dict(reasons.most_common(12)),
+        trajectories=len(trajs),
+        passed=passed,
+        pass_rate=round(passed / len(trajs), 4) if trajs else None,
+        pass_hat=pass_hat,
+        tool_calls=attempted,
+        valid_tool_calls=valid,
+        tool_call_validity=round(valid / attempted, 4) if attempted else None,
+        statuses=dict(Counter(t.status for t in trajs)),
+        reasons=dict(reasons.most_common(12)),
         simulator_failures=sum((t.reason or "").startswith(("tool_sim_failed", "user_sim_failed")) for t in trajs),
         generated_tokens=sum(t.usage.get("agent", {}).get("completion_tokens", 0) for t in trajs),
-    )  # fmt: skip
+    )
 
 
 def eval_config(cfg: PipelineConfig, model: EvalModel, mode: str = "constrained") -> PipelineConfig:
     """The run's config with `model` served as the agent policy in tool-call `mode`, eval's sample
     count and grounding (validated again). Native mode forces no call: a model that makes no
     native call is not rescued by constrained decoding, so `call_rate` says how often it calls."""
-    policy = PolicyConfig(enabled=True, model_path=model.path, engine=cfg.eval.engine, model="policy", port=cfg.eval.port)
-    agent = cfg.llm.roles.agent.model_copy(update={"tool_call_mode": mode, "grounding": "on" if cfg.eval.grounding == "on" else "off"})
-    rollouts = cfg.rollouts.model_copy(update={"samples_per_task": cfg.eval.samples_per_task, **({"require_tool": "never"} if mode == "native" else {})})
-    new = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"policy": policy, "roles": cfg.llm.roles.model_copy(update={"agent": agent})}),
-                                 "rollouts": rollouts})  # fmt: skip
+    policy = PolicyConfig(
+        enabled=True, model_path=model.path, engine=cfg.eval.engine, model="policy", port=cfg.eval.port
+    )
+    agent = cfg.llm.roles.agent.model_copy(
+        update={"tool_call_mode": mode, "grounding": "on" if cfg.eval.grounding == "on" else "off"}
+    )
+    rollouts = cfg.rollouts.model_copy(
+        update={
+            "samples_per_task": cfg.eval.samples_per_task,
+            **({"require_tool": "never"} if mode == "native" else {}),
+        }
+    )
+    new = cfg.model_copy(
+        update={
+            "llm": cfg.llm.model_copy(
+                update={"policy": policy, "roles": cfg.llm.roles.model_copy(update={"agent": agent})}
+            ),
+            "rollouts": rollouts,
+        }
+    )
     return PipelineConfig.model_validate(new.model_dump())
 
 
@@ -117,7 +159,12 @@ def _weights_stamp(path: str | None) -> str:
 
 
 def eval_run_id(source_run: str, model: EvalModel, ecfg: PipelineConfig) -> str:
-    return f"{source_run}-eval-{model.label}-" + content_id(str(Path(model.path).resolve()) if model.path else "", _weights_stamp(model.path), ecfg.config_hash())[:8]
+    return (
+        f"{source_run}-eval-{model.label}-"
+        + content_id(
+            str(Path(model.path).resolve()) if model.path else "", _weights_stamp(model.path), ecfg.config_hash()
+        )[:8]
+    )
 
 
 def check_servable(model: EvalModel, engine: str) -> None:
@@ -125,7 +172,9 @@ def check_servable(model: EvalModel, engine: str) -> None:
         return
     p = Path(model.path)
     if not p.exists():
-        raise ValueError(f"--model {model.path}: no such folder or file (a `make finetune` output is data/models/<name>/model)")
+        raise ValueError(
+            f"--model {model.path}: no such folder or file (a `make finetune` output is data/models/<name>/model)"
+        )
     if p.is_dir() and not (p / "config.json").exists():
         raise ValueError(f"{model.path} has no config.json: not an HF model folder")
 
@@ -136,7 +185,12 @@ def _seed_store(store: RunStore, source: RunStore, tasks: list[Task]) -> None:
     agents = [a for a in source.read(Agent) if a.agent_id in agent_ids]
     tool_ids = {tid for a in agents for tid in a.tool_ids}
     world_ids = {t.world_id for t in tasks if t.world_id}
-    for records in ([w for w in source.read(World) if w.world_id in world_ids], [t for t in source.read(ToolSpec) if t.tool_id in tool_ids], agents, tasks):
+    for records in (
+        [w for w in source.read(World) if w.world_id in world_ids],
+        [t for t in source.read(ToolSpec) if t.tool_id in tool_ids],
+        agents,
+        tasks,
+    ):
         if records:
             have = store.existing_ids(type(records[0]))
             new = [r for r in records if r.record_id not in have]
@@ -153,8 +207,15 @@ def model_dataset(model_path: str | None) -> Path | None:
     return None
 
 
-def eval_plan(cfg: PipelineConfig, root: Path, run_id: str | None = None, model: str | Path | None = None, dataset: str | Path | None = None,
-              label: str = "finetuned", compare_base: bool | None = None) -> tuple[list[EvalModel], Path]:  # fmt: skip
+def eval_plan(
+    cfg: PipelineConfig,
+    root: Path,
+    run_id: str | None = None,
+    model: str | Path | None = None,
+    dataset: str | Path | None = None,
+    label: str = "finetuned",
+    compare_base: bool | None = None,
+) -> tuple[list[EvalModel], Path]:
     """The models to play and the dataset that decides the held-out tasks, with their defaults:
     this config's `make finetune` output, the dataset its train.json names (else the run's export)."""
     from worldsmith.finetune.loop import finetune_paths
@@ -166,8 +227,14 @@ def eval_plan(cfg: PipelineConfig, root: Path, run_id: str | None = None, model:
     return ([EvalModel("base", cfg.finetune.base_model)] if base else []) + [EvalModel(label, model)], source
 
 
-def evaluate_models(cfg: PipelineConfig, root: Path, models: list[EvalModel], run_id: str | None = None, dataset: Path | None = None,
-                    log: Callable[[str], Any] = print) -> tuple[list[ModelEval], Path]:  # fmt: skip
+def evaluate_models(
+    cfg: PipelineConfig,
+    root: Path,
+    models: list[EvalModel],
+    run_id: str | None = None,
+    dataset: Path | None = None,
+    log: Callable[[str], Any] = print,
+) -> tuple[list[ModelEval], Path]:
     """Run every model on the run's held-out tasks; returns their figures and the eval report's path."""
     from worldsmith import pipeline
     from worldsmith.store import refresh_catalog
@@ -179,15 +246,23 @@ def evaluate_models(cfg: PipelineConfig, root: Path, models: list[EvalModel], ru
         check_servable(m, cfg.eval.engine)
     tasks = held_out_tasks(source, dataset, cfg.eval.max_tasks)
     if not tasks:
-        raise ValueError(f"run {source_run} has no held-out tasks (agents without training examples in {dataset}): run `make synth` with more agents")
-    log(f"eval: {len(tasks)} held-out task(s) of {len({t.agent_id for t in tasks})} agent(s) from run {source_run}, "
-        f"{cfg.eval.samples_per_task} sample(s) each, models: {', '.join(m.label for m in models)}")  # fmt: skip
+        raise ValueError(
+            f"run {source_run} has no held-out tasks (agents without training examples in {dataset}): run `make synth` with more agents"
+        )
+    log(
+        f"eval: {len(tasks)} held-out task(s) of {len({t.agent_id for t in tasks})} agent(s) from run {source_run}, "
+        f"{cfg.eval.samples_per_task} sample(s) each, models: {', '.join(m.label for m in models)}"
+    )
     results = []
     for m in models:
-        if cfg.eval.engine == "llamacpp" and m.path and Path(m.path).is_dir():  # llama.cpp serves a GGUF: the folder converted once
+        if (
+            cfg.eval.engine == "llamacpp" and m.path and Path(m.path).is_dir()
+        ):  # llama.cpp serves a GGUF: the folder converted once
             from worldsmith.llm.hf_to_gguf import ensure_gguf
 
-            m = EvalModel(m.label, str(ensure_gguf(Path(m.path), cache_dir=Path(cfg.llm.server.model_cache_dir), log=log)))
+            m = EvalModel(
+                m.label, str(ensure_gguf(Path(m.path), cache_dir=Path(cfg.llm.server.model_cache_dir), log=log))
+            )
         for mode in cfg.eval.modes:
             ecfg = eval_config(cfg, m, mode)
             eid = eval_run_id(source_run, m, ecfg)
@@ -195,7 +270,9 @@ def evaluate_models(cfg: PipelineConfig, root: Path, models: list[EvalModel], ru
             _seed_store(store, source, tasks)
             log(f"eval [{m.label}, {mode}] {m.path or 'the packaged SmolLM2'} on {cfg.eval.engine} -> run {eid}")
             pipeline.synth(ecfg, root, run_id=eid, stages=["rollouts", "judge"], log=log)
-            scores = model_scores(store, m, cfg.eval.engine, cfg.eval.samples_per_task, mode, ecfg.llm.roles.agent.grounded)
+            scores = model_scores(
+                store, m, cfg.eval.engine, cfg.eval.samples_per_task, mode, ecfg.llm.roles.agent.grounded
+            )
             if eid not in source.existing_ids(ModelEval):  # a finished eval run re-scored gives the same figures
                 source.append([scores])
             results.append(scores)
@@ -205,9 +282,18 @@ def evaluate_models(cfg: PipelineConfig, root: Path, models: list[EvalModel], ru
     return results, out
 
 
-ROWS = [("mode", "tool-call mode"), ("tasks", "held-out tasks"), ("trajectories", "episodes"), ("passed", "kept by the judge"), ("pass_rate", "pass rate"),
-        ("tool_calls", "tool calls attempted"), ("tool_call_validity", "tool-call validity"), ("exact_argument_rate", "gold calls with exact arguments"),
-        ("call_rate", "episodes with any tool call"), ("generated_tokens", "agent tokens")]  # fmt: skip
+ROWS = [
+    ("mode", "tool-call mode"),
+    ("tasks", "held-out tasks"),
+    ("trajectories", "episodes"),
+    ("passed", "kept by the judge"),
+    ("pass_rate", "pass rate"),
+    ("tool_calls", "tool calls attempted"),
+    ("tool_call_validity", "tool-call validity"),
+    ("exact_argument_rate", "gold calls with exact arguments"),
+    ("call_rate", "episodes with any tool call"),
+    ("generated_tokens", "agent tokens"),
+]
 
 
 def comparison_rows(results: list[ModelEval]) -> list[tuple[str, list[str]]]:
@@ -221,7 +307,9 @@ def comparison_rows(results: list[ModelEval]) -> list[tuple[str, list[str]]]:
     rows[5:5] = [(f"pass^{k}", [show(r.pass_hat.get(str(k))) for r in results]) for k in ks]
     rows.append(("statuses", [", ".join(f"{s} {n}" for s, n in sorted(r.statuses.items())) for r in results]))
     rows.append(("simulator failures", [str(r.simulator_failures) for r in results]))
-    rows.append(("top drop reasons", [", ".join(f"{s} {n}" for s, n in list(r.reasons.items())[:4]) or "-" for r in results]))
+    rows.append(
+        ("top drop reasons", [", ".join(f"{s} {n}" for s, n in list(r.reasons.items())[:4]) or "-" for r in results])
+    )
     return rows
 
 
@@ -234,7 +322,13 @@ def write_eval_report(source_run: str, results: list[ModelEval], out: Path) -> P
 
     from worldsmith.plots import svg
 
-    metrics = ["pass_rate", *[f"pass^{k}" for k in sorted({int(k) for r in results for k in r.pass_hat})], "tool_call_validity", "exact_argument_rate", "call_rate"]
+    metrics = [
+        "pass_rate",
+        *[f"pass^{k}" for k in sorted({int(k) for r in results for k in r.pass_hat})],
+        "tool_call_validity",
+        "exact_argument_rate",
+        "call_rate",
+    ]
 
     def value(r: ModelEval, m: str) -> float:
         v = r.pass_hat.get(m.split("^")[1]) if m.startswith("pass^") else getattr(r, m)
@@ -250,8 +344,14 @@ def write_eval_report(source_run: str, results: list[ModelEval], out: Path) -> P
     ax.set_ylabel("share")
     ax.legend(loc="upper right", fontsize=8)
     ax.set_title("held-out tasks: models side by side", loc="left", fontsize=11)
-    head = "".join(f"<th>{html.escape(r.label)} ({html.escape(r.mode)})<br><small>{html.escape(r.model_path or 'packaged SmolLM2')}</small></th>" for r in results)
-    body = "".join(f"<tr><th>{html.escape(t)}</th>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>" for t, cells in comparison_rows(results))
+    head = "".join(
+        f"<th>{html.escape(r.label)} ({html.escape(r.mode)})<br><small>{html.escape(r.model_path or 'packaged SmolLM2')}</small></th>"
+        for r in results
+    )
+    body = "".join(
+        f"<tr><th>{html.escape(t)}</th>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>"
+        for t, cells in comparison_rows(results)
+    )
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>worldsmith eval: {html.escape(source_run)}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;color:#222}} table{{border-collapse:collapse}}

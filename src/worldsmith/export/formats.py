@@ -23,17 +23,44 @@ import pyarrow.parquet as pq
 from worldsmith.records import SFTExample
 from worldsmith.vocab import SPLITS, export_jsonl
 
-TOOL_CALL = pa.struct([("id", pa.string()), ("type", pa.string()),
-                       ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())]))])  # fmt: skip
-MESSAGE = pa.struct([("role", pa.string()), ("content", pa.string()), ("tool_calls", pa.list_(TOOL_CALL)),
-                     ("tool_call_id", pa.string())])  # fmt: skip
-METADATA_FIELDS = [("run_id", pa.string()), ("trajectory_id", pa.string()), ("task_id", pa.string()),
-                   ("agent_id", pa.string()), ("domain", pa.string()), ("difficulty", pa.string()),
-                   ("tool_ids", pa.list_(pa.string())), ("called_tool_ids", pa.list_(pa.string())),
-                   ("seed", pa.int64()), ("sample", pa.int64()), ("model", pa.string()),
-                   ("critic_score", pa.float64()), ("faults", pa.int64())]  # fmt: skip
-SCHEMA = pa.schema([("example_id", pa.string()), ("messages", pa.list_(MESSAGE)), ("tools", pa.string()),
-                    ("metadata", pa.struct(METADATA_FIELDS))])  # fmt: skip
+TOOL_CALL = pa.struct(
+    [
+        ("id", pa.string()),
+        ("type", pa.string()),
+        ("function", pa.struct([("name", pa.string()), ("arguments", pa.string())])),
+    ]
+)
+MESSAGE = pa.struct(
+    [
+        ("role", pa.string()),
+        ("content", pa.string()),
+        ("tool_calls", pa.list_(TOOL_CALL)),
+        ("tool_call_id", pa.string()),
+    ]
+)
+METADATA_FIELDS = [
+    ("run_id", pa.string()),
+    ("trajectory_id", pa.string()),
+    ("task_id", pa.string()),
+    ("agent_id", pa.string()),
+    ("domain", pa.string()),
+    ("difficulty", pa.string()),
+    ("tool_ids", pa.list_(pa.string())),
+    ("called_tool_ids", pa.list_(pa.string())),
+    ("seed", pa.int64()),
+    ("sample", pa.int64()),
+    ("model", pa.string()),
+    ("critic_score", pa.float64()),
+    ("faults", pa.int64()),
+]
+SCHEMA = pa.schema(
+    [
+        ("example_id", pa.string()),
+        ("messages", pa.list_(MESSAGE)),
+        ("tools", pa.string()),
+        ("metadata", pa.struct(METADATA_FIELDS)),
+    ]
+)
 
 # Examples per Parquet row group, as `datasets` writes them: the most the writer buffers per
 # split, and fixed, so the files do not depend on how the examples were batched upstream.
@@ -95,8 +122,15 @@ class JsonLinesFormat(ExportFormat):
 
 
 def parquet_row(e: SFTExample) -> dict[str, Any]:
-    msgs = [{"role": m["role"], "content": m.get("content"), "tool_calls": m.get("tool_calls"),
-             "tool_call_id": m.get("tool_call_id")} for m in e.messages]  # fmt: skip
+    msgs = [
+        {
+            "role": m["role"],
+            "content": m.get("content"),
+            "tool_calls": m.get("tool_calls"),
+            "tool_call_id": m.get("tool_call_id"),
+        }
+        for m in e.messages
+    ]
     return {"example_id": e.example_id, "messages": msgs, "tools": e.tools, "metadata": e.metadata}
 
 
@@ -104,8 +138,10 @@ class Parquet(ExportFormat):
     """`data/<split>.parquet` (zstd, SCHEMA), written a row group of ROW_GROUP_ROWS examples at a time."""
 
     name, folder, suffix = "parquet", "data", ".parquet"
-    about = ("columns `example_id`, `messages`, `tools`, `metadata`; what `load_dataset(\"<this folder>\")` "
-             "and `load_dataset(\"parquet\", data_files=...)` read")  # fmt: skip
+    about = (
+        'columns `example_id`, `messages`, `tools`, `metadata`; what `load_dataset("<this folder>")` '
+        'and `load_dataset("parquet", data_files=...)` read'
+    )
 
     def __init__(self) -> None:
         self._writers: dict[str, pq.ParquetWriter] = {}
@@ -182,8 +218,10 @@ class ShareGPT(JsonLinesFormat):
     """
 
     name, folder = "sharegpt", "sharegpt"
-    about = ("`conversations` (`from`: system, human, gpt, function_call, observation; `value`) and `tools` "
-             "(a JSON string), LLaMA-Factory's sharegpt format with tools")  # fmt: skip
+    about = (
+        "`conversations` (`from`: system, human, gpt, function_call, observation; `value`) and `tools` "
+        "(a JSON string), LLaMA-Factory's sharegpt format with tools"
+    )
     ROLES: ClassVar[dict[str, str]] = {"system": "system", "user": "human", "assistant": "gpt", "tool": "observation"}
 
     def row(self, e: SFTExample) -> dict[str, Any]:
@@ -197,8 +235,10 @@ class ShareGPT(JsonLinesFormat):
                 continue
             for m in messages:
                 if m.get("tool_calls"):
-                    calls = [{"name": c["function"]["name"], "arguments": _arguments(c["function"]["arguments"])}
-                             for c in m["tool_calls"]]  # fmt: skip
+                    calls = [
+                        {"name": c["function"]["name"], "arguments": _arguments(c["function"]["arguments"])}
+                        for c in m["tool_calls"]
+                    ]
                     value = json.dumps(calls[0] if len(calls) == 1 else calls, ensure_ascii=False)
                     turns.append({"from": "function_call", "value": value})
                 else:

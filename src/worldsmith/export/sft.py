@@ -53,8 +53,14 @@ def sft_messages(traj: Trajectory) -> list[dict[str, Any]]:
         elif m["role"] == "assistant":
             msg: dict[str, Any] = {"role": "assistant", "content": m.get("content") or None}
             if m.get("tool_calls"):
-                msg["tool_calls"] = [{"id": c["id"], "type": "function", "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]}}
-                                     for c in m["tool_calls"]]  # fmt: skip
+                msg["tool_calls"] = [
+                    {
+                        "id": c["id"],
+                        "type": "function",
+                        "function": {"name": c["function"]["name"], "arguments": c["function"]["arguments"]},
+                    }
+                    for c in m["tool_calls"]
+                ]
             out.append(msg)
         elif m["role"] == "tool":
             out.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]})
@@ -116,7 +122,13 @@ class ExampleBuilder:
         self.per_tool: Counter[str] = Counter()
         self.per_domain: Counter[str] = Counter()
 
-    def add(self, traj: Trajectory, critic_score: float | None, task: TaskInfo | Task | None, agent: AgentInfo | Agent | None) -> SFTExample | None:
+    def add(
+        self,
+        traj: Trajectory,
+        critic_score: float | None,
+        task: TaskInfo | Task | None,
+        agent: AgentInfo | Agent | None,
+    ) -> SFTExample | None:
         """The example made of `traj`, or None (counted in `dropped`)."""
         cfg = self.cfg
         messages = sft_messages(traj)
@@ -146,17 +158,36 @@ class ExampleBuilder:
         self.per_tool.update(called)
         self.per_domain[domain] += 1
         return SFTExample(
-            example_id=content_id(self.run_id, traj.trajectory_id, prefix="ex_"), messages=messages, tools=tools_text,
+            example_id=content_id(self.run_id, traj.trajectory_id, prefix="ex_"),
+            messages=messages,
+            tools=tools_text,
             split="validation" if traj.agent_id in self.held else "train",
-            metadata={"run_id": self.run_id, "trajectory_id": traj.trajectory_id, "task_id": traj.task_id, "agent_id": traj.agent_id,
-                      "domain": domain, "difficulty": task.difficulty if task else None, "tool_ids": agent.tool_ids if agent else [],
-                      "called_tool_ids": called, "seed": traj.seed, "sample": traj.sample, "model": traj.model,
-                      "critic_score": critic_score, "faults": len(traj.faults)},
-        )  # fmt: skip
+            metadata={
+                "run_id": self.run_id,
+                "trajectory_id": traj.trajectory_id,
+                "task_id": traj.task_id,
+                "agent_id": traj.agent_id,
+                "domain": domain,
+                "difficulty": task.difficulty if task else None,
+                "tool_ids": agent.tool_ids if agent else [],
+                "called_tool_ids": called,
+                "seed": traj.seed,
+                "sample": traj.sample,
+                "model": traj.model,
+                "critic_score": critic_score,
+                "faults": len(traj.faults),
+            },
+        )
 
 
-def build_examples(run_id: str, cfg: ExportConfig, trajectories: list[Trajectory], verdicts: list[Verdict], tasks: dict[str, Task],
-                   agents: dict[str, Agent]) -> tuple[list[SFTExample], Counter]:  # fmt: skip
+def build_examples(
+    run_id: str,
+    cfg: ExportConfig,
+    trajectories: list[Trajectory],
+    verdicts: list[Verdict],
+    tasks: dict[str, Task],
+    agents: dict[str, Agent],
+) -> tuple[list[SFTExample], Counter]:
     """Kept trajectories -> deduplicated, capped, split examples; the counter says what was dropped and why.
     All in memory: the export stage streams the same steps (see stage.py)."""
     kept = {v.trajectory_id: v for v in verdicts if v.passed}
@@ -164,7 +195,9 @@ def build_examples(run_id: str, cfg: ExportConfig, trajectories: list[Trajectory
     builder = ExampleBuilder(run_id, cfg, held)
     examples = []
     for traj in sorted((t for t in trajectories if t.trajectory_id in kept), key=lambda t: t.trajectory_id):
-        example = builder.add(traj, kept[traj.trajectory_id].critic_score, tasks.get(traj.task_id), agents.get(traj.agent_id))
+        example = builder.add(
+            traj, kept[traj.trajectory_id].critic_score, tasks.get(traj.task_id), agents.get(traj.agent_id)
+        )
         if example is not None:
             examples.append(example)
     return examples, builder.dropped
@@ -243,8 +276,9 @@ class ExportWriter:
             shutil.rmtree(self.tmp, ignore_errors=True)
 
 
-def write_export(examples: Iterable[SFTExample], out: Path, card: str,
-                 formats: Iterable[str] = DEFAULT_FORMATS) -> dict[str, Path]:  # fmt: skip
+def write_export(
+    examples: Iterable[SFTExample], out: Path, card: str, formats: Iterable[str] = DEFAULT_FORMATS
+) -> dict[str, Path]:
     """Write `formats` into `out` (atomically, as a whole folder)."""
     with ExportWriter(out, formats) as writer:
         for e in examples:
@@ -252,9 +286,17 @@ def write_export(examples: Iterable[SFTExample], out: Path, card: str,
         return writer.finish(card)
 
 
-def dataset_card(run_id: str, examples: Iterable[SFTExample] | ExportCounts, funnel: dict[str, int], dropped: Counter, policy: dict[str, Any],
-                 tools: dict[str, ToolSpec | ToolInfo], licence: str, models: dict[str, str],
-                 formats: Sequence[str] = DEFAULT_FORMATS) -> str:  # fmt: skip
+def dataset_card(
+    run_id: str,
+    examples: Iterable[SFTExample] | ExportCounts,
+    funnel: dict[str, int],
+    dropped: Counter,
+    policy: dict[str, Any],
+    tools: dict[str, ToolSpec | ToolInfo],
+    licence: str,
+    models: dict[str, str],
+    formats: Sequence[str] = DEFAULT_FORMATS,
+) -> str:
     """The README.md of the export: counts, yield, sources, filters, and the `formats` written with their folders.
     Its `configs` header points `load_dataset(folder)` at the Parquet files, or at the JSONL ones without Parquet."""
     counts = examples if isinstance(examples, ExportCounts) else ExportCounts.of(examples)
@@ -304,12 +346,14 @@ def dataset_card(run_id: str, examples: Iterable[SFTExample] | ExportCounts, fun
         "",
         "| format | files | content |",
         "| --- | --- | --- |",
-        *(f"| {f.name} | {', '.join(f'`{f.path(Path(), s).as_posix()}`' for s in SPLITS)} | {f.about} |"
-          for f in chosen),
+        *(
+            f"| {f.name} | {', '.join(f'`{f.path(Path(), s).as_posix()}`' for s in SPLITS)} | {f.about} |"
+            for f in chosen
+        ),
         "",
         "`messages` is OpenAI chat format (assistant `tool_calls` with JSON-string `arguments`, `tool` messages with `tool_call_id`);",
         "`tools` is a JSON string of OpenAI function tools (`json.loads` it, as TRL does); `metadata` holds lineage ids. The split is",
-        f"by agent: no agent appears in both. `load_dataset(\"<this folder>\")` reads the {loaded.name} files.",
+        f'by agent: no agent appears in both. `load_dataset("<this folder>")` reads the {loaded.name} files.',
         "",
         "## Licence",
         "",

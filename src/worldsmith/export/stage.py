@@ -23,7 +23,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from worldsmith.context import RunContext
-from worldsmith.export.sft import AgentInfo, ExampleBuilder, ExportWriter, TaskInfo, ToolInfo, dataset_card, validation_agents
+from worldsmith.export.sft import (
+    AgentInfo,
+    ExampleBuilder,
+    ExportWriter,
+    TaskInfo,
+    ToolInfo,
+    dataset_card,
+    validation_agents,
+)
 from worldsmith.records import Agent, FaultEvent, Record, Task, ToolCall, ToolSpec, Trajectory, Verdict
 from worldsmith.stage import Shard, Stage
 from worldsmith.store import RunStore
@@ -34,7 +42,18 @@ MAX_BUCKETS = 500  # ... unless that needs more spill files open at once than th
 DUCKDB_MEMORY_LIMIT = "128MB"  # its hash joins spill to disk beyond this
 
 # The Trajectory fields the export reads: world states, usage and raw output stay on disk.
-TRAJECTORY_COLUMNS = ("trajectory_id", "task_id", "agent_id", "sample", "seed", "model", "messages", "tools", "calls", "faults")
+TRAJECTORY_COLUMNS = (
+    "trajectory_id",
+    "task_id",
+    "agent_id",
+    "sample",
+    "seed",
+    "model",
+    "messages",
+    "tools",
+    "calls",
+    "faults",
+)
 KEPT_FROM = "FROM trajectories t JOIN verdicts v ON v.trajectory_id = t.trajectory_id AND v.passed"
 KEPT = f"""
     SELECT {", ".join("t." + c for c in TRAJECTORY_COLUMNS)}, v.critic_score,
@@ -104,7 +123,9 @@ def _trajectory(row: dict[str, Any]) -> Trajectory:
     return Trajectory.model_construct(**data)
 
 
-def run(ctx: RunContext, shard: Shard | None = None, batch_rows: int = BATCH_ROWS, bucket_rows: int = BUCKET_ROWS) -> dict[str, Any]:
+def run(
+    ctx: RunContext, shard: Shard | None = None, batch_rows: int = BATCH_ROWS, bucket_rows: int = BUCKET_ROWS
+) -> dict[str, Any]:
     cfg = ctx.cfg.export
     out = export_dir(ctx)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -113,7 +134,10 @@ def run(ctx: RunContext, shard: Shard | None = None, batch_rows: int = BATCH_ROW
         with duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": spill}) as con:
             for record_type in (ToolSpec, Agent, Task, Trajectory, Verdict):
                 _view(con, ctx.store, record_type)
-            tools = {tool_id: ToolInfo(server, source) for tool_id, server, source in con.execute("SELECT tool_id, server, source FROM tools").fetchall()}
+            tools = {
+                tool_id: ToolInfo(server, source)
+                for tool_id, server, source in con.execute("SELECT tool_id, server, source FROM tools").fetchall()
+            }
             n_agents, n_tasks, n_trajectories, n_passed = con.execute(COUNTS).fetchall()[0]
             held = validation_agents([a for (a,) in con.execute(KEPT_AGENTS).fetchall()], cfg.validation_fraction)
             buckets = spill_kept(con, Path(spill), batch_rows, bucket_rows)
@@ -130,17 +154,37 @@ def run(ctx: RunContext, shard: Shard | None = None, batch_rows: int = BATCH_ROW
                         examples.append(example)
                 ctx.store.append(examples)
             n_examples = sum(writer.counts.splits.values())
-            funnel = {"tools": len(tools), "agents": n_agents, "tasks": n_tasks, "trajectories": n_trajectories, "passed": n_passed, "exported": n_examples}
-            models = {r: ctx.cfg.llm.model_for(r) for r in ("agent", "user_sim", "tool_sim", "critic")}  # the policy's name when llm.policy is on
+            funnel = {
+                "tools": len(tools),
+                "agents": n_agents,
+                "tasks": n_tasks,
+                "trajectories": n_trajectories,
+                "passed": n_passed,
+                "exported": n_examples,
+            }
+            models = {
+                r: ctx.cfg.llm.model_for(r) for r in ("agent", "user_sim", "tool_sim", "critic")
+            }  # the policy's name when llm.policy is on
             policy = ctx.cfg.judge.model_dump(exclude={"enabled", "concurrency"})
-            card = dataset_card(ctx.run_id, writer.counts, funnel, builder.dropped, policy, tools, cfg.licence_note,
-                                models, cfg.formats)
+            card = dataset_card(
+                ctx.run_id, writer.counts, funnel, builder.dropped, policy, tools, cfg.licence_note, models, cfg.formats
+            )
             paths = writer.finish(card)
     splits = writer.counts.splits
-    return {"examples": n_examples, "train": splits.get("train", 0), "validation": splits.get("validation", 0),
-            **{f"dropped:{k}": v for k, v in sorted(builder.dropped.items())}, "folder": str(paths["card"].parent)}  # fmt: skip
+    return {
+        "examples": n_examples,
+        "train": splits.get("train", 0),
+        "validation": splits.get("validation", 0),
+        **{f"dropped:{k}": v for k, v in sorted(builder.dropped.items())},
+        "folder": str(paths["card"].parent),
+    }
 
 
-STAGE = Stage("export", "The SFT dataset from the kept trajectories, in the formats export.formats names "
-              "(Parquet, JSONL, OpenAI JSONL, ShareGPT), and a dataset card.", run,
-              section="export", totals=frozenset({"examples", "train", "validation", "dropped:"}))
+STAGE = Stage(
+    "export",
+    "The SFT dataset from the kept trajectories, in the formats export.formats names "
+    "(Parquet, JSONL, OpenAI JSONL, ShareGPT), and a dataset card.",
+    run,
+    section="export",
+    totals=frozenset({"examples", "train", "validation", "dropped:"}),
+)

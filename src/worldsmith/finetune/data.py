@@ -33,7 +33,9 @@ def encode(tokenizer, example: dict[str, Any], max_length: int) -> dict[str, lis
     nothing trainable is left."""
     tools = json.loads(example["tools"]) if isinstance(example.get("tools"), str) else example.get("tools")
     messages = [{k: v for k, v in m.items() if v is not None} for m in example["messages"]]
-    enc = tokenizer.apply_chat_template(messages, tools=tools or None, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
+    enc = tokenizer.apply_chat_template(
+        messages, tools=tools or None, tokenize=True, return_dict=True, return_assistant_tokens_mask=True
+    )
     ids, mask = list(enc["input_ids"])[:max_length], list(enc["assistant_masks"])[:max_length]
     labels = [t if m else IGNORE for t, m in zip(ids, mask, strict=True)]
     if all(x == IGNORE for x in labels):
@@ -45,11 +47,18 @@ def encode(tokenizer, example: dict[str, Any], max_length: int) -> dict[str, lis
 class Batch:
     input_ids: torch.Tensor
     labels: torch.Tensor
-    attention_mask: torch.Tensor  # 1 on real tokens; a packed batch is not given it (its positions say where examples start)
+    attention_mask: (
+        torch.Tensor
+    )  # 1 on real tokens; a packed batch is not given it (its positions say where examples start)
     position_ids: torch.Tensor | None = None  # packed rows only: 0, 1, ... from each example's first token
 
     def to(self, device) -> Batch:
-        return Batch(*(t.to(device) if t is not None else None for t in (self.input_ids, self.labels, self.attention_mask, self.position_ids)))
+        return Batch(
+            *(
+                t.to(device) if t is not None else None
+                for t in (self.input_ids, self.labels, self.attention_mask, self.position_ids)
+            )
+        )
 
     @property
     def tokens(self) -> int:
@@ -60,7 +69,9 @@ class Batch:
         return int((self.labels != IGNORE).sum())
 
 
-def make_batches(encoded: list[dict[str, list[int]]], batch_size: int, pad_id: int, seed: int = 0, shuffle: bool = True) -> list[Batch]:
+def make_batches(
+    encoded: list[dict[str, list[int]]], batch_size: int, pad_id: int, seed: int = 0, shuffle: bool = True
+) -> list[Batch]:
     """Length-bucketed batches: sort by length, cut into batches, shuffle the batch order."""
     return _batches([(e["input_ids"], e["labels"], None) for e in encoded], batch_size, pad_id, seed, shuffle)
 
@@ -81,8 +92,14 @@ def pack(lengths: list[int], capacity: int) -> list[list[int]]:
     return bins
 
 
-def make_packed_batches(encoded: list[dict[str, list[int]]], batch_size: int, max_length: int, pad_id: int, seed: int = 0,
-                        shuffle: bool = True) -> list[Batch]:  # fmt: skip
+def make_packed_batches(
+    encoded: list[dict[str, list[int]]],
+    batch_size: int,
+    max_length: int,
+    pad_id: int,
+    seed: int = 0,
+    shuffle: bool = True,
+) -> list[Batch]:
     """Rows of several examples (at most `max_length` tokens each), `batch_size` rows a batch.
     A row's padding tail continues its last example's positions: causal attention keeps it
     out of every real token's view, and it has no labels."""
@@ -95,7 +112,9 @@ def make_packed_batches(encoded: list[dict[str, list[int]]], batch_size: int, ma
     return _batches(rows, batch_size, pad_id, seed, shuffle)
 
 
-def _batches(rows: list[tuple[list[int], list[int], list[int] | None]], batch_size: int, pad_id: int, seed: int, shuffle: bool) -> list[Batch]:
+def _batches(
+    rows: list[tuple[list[int], list[int], list[int] | None]], batch_size: int, pad_id: int, seed: int, shuffle: bool
+) -> list[Batch]:
     """Rows (ids, labels, positions or None) sorted by length, cut into batches of `batch_size`
     rows (the batch order shuffled), each padded to its longest row."""
     rows = sorted(rows, key=lambda r: len(r[0]))
@@ -113,7 +132,9 @@ def _batches(rows: list[tuple[list[int], list[int], list[int] | None]], batch_si
             n = len(row_ids)
             ids[row, :n], labels[row, :n], attn[row, :n] = torch.tensor(row_ids), torch.tensor(row_labels), 1
             if pos is not None:  # the padding tail continues the row's last positions
-                pos[row] = torch.cat([torch.tensor(row_pos), torch.arange(row_pos[-1] + 1, row_pos[-1] + 1 + width - n)])
+                pos[row] = torch.cat(
+                    [torch.tensor(row_pos), torch.arange(row_pos[-1] + 1, row_pos[-1] + 1 + width - n)]
+                )
         batches.append(Batch(ids, labels, attn, pos))
     return batches
 
@@ -126,10 +147,16 @@ def padding_fraction(batches: list[Batch]) -> float:
 def lm_loss(model, batch: Batch) -> torch.Tensor:
     """Mean next-token loss over labelled positions. The output head runs only where a label
     is (assistant tokens), not over the whole sequence: most of the fp32 logits memory saved."""
-    if batch.position_ids is not None:  # packed: no 2-D mask and no cache, so the position restarts make the mask block-causal
-        hidden = model.model(input_ids=batch.input_ids, position_ids=batch.position_ids, use_cache=False).last_hidden_state
+    if (
+        batch.position_ids is not None
+    ):  # packed: no 2-D mask and no cache, so the position restarts make the mask block-causal
+        hidden = model.model(
+            input_ids=batch.input_ids, position_ids=batch.position_ids, use_cache=False
+        ).last_hidden_state
     else:
-        hidden = model.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False).last_hidden_state
+        hidden = model.model(
+            input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False
+        ).last_hidden_state
     targets = batch.labels[:, 1:]
     keep = targets != IGNORE
     logits = model.lm_head(hidden[:, :-1][keep]).float()

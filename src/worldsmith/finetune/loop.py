@@ -22,10 +22,10 @@ from typing import Any
 import torch
 
 from worldsmith.config import FinetuneConfig, resolve_path
-from worldsmith.vocab import export_jsonl
 from worldsmith.finetune.data import encode, lm_loss, load_split, make_batches, make_packed_batches, padding_fraction
 from worldsmith.finetune.muon import make_optimizer
 from worldsmith.finetune.qk_clip import QKClip
+from worldsmith.vocab import export_jsonl
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "llm" / "chat_templates" / "smollm2_tools.jinja"
 
@@ -57,9 +57,8 @@ def load_base(base_model: str | None, dtype=torch.float32):
         model = transformers.AutoModelForCausalLM.from_pretrained(base_model, dtype=dtype)
         tok = transformers.AutoTokenizer.from_pretrained(base_model)
     else:
-        from worldsmith.llm.server import packaged_gguf
-
         from worldsmith.llm.convert_gguf import load_dense
+        from worldsmith.llm.server import packaged_gguf
 
         gguf = packaged_gguf()
         model = load_dense(gguf, dtype)  # dequantized: trainable, and save_pretrained accepts it
@@ -81,7 +80,11 @@ def finetune_paths(cfg, root: Path, run_id: str | None = None, dataset: str | Pa
     """(export folder to train on, output folder) for a pipeline config: the CLI's and the flow's."""
     ft = cfg.finetune
     run = run_id or cfg.default_run_id()
-    source = resolve_path(root, dataset) if dataset else (resolve_path(root, ft.dataset) if ft.dataset else resolve_path(root, cfg.export.out_dir) / run)
+    source = (
+        resolve_path(root, dataset)
+        if dataset
+        else (resolve_path(root, ft.dataset) if ft.dataset else resolve_path(root, cfg.export.out_dir) / run)
+    )
     return source, resolve_path(root, ft.out_dir) / (ft.name or f"{run}-{ft.optimizer}")
 
 
@@ -93,13 +96,29 @@ def save_checkpoint(out: Path, step: int, model, opt, sched, losses: list[float]
     path = _checkpoint_path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".pt.tmp")
-    torch.save({"step": step, "model": model.state_dict(), "optimizer": opt.state_dict(), "scheduler": sched.state_dict(),
-                "losses": losses, "rng": torch.get_rng_state()}, tmp)  # fmt: skip
+    torch.save(
+        {
+            "step": step,
+            "model": model.state_dict(),
+            "optimizer": opt.state_dict(),
+            "scheduler": sched.state_dict(),
+            "losses": losses,
+            "rng": torch.get_rng_state(),
+        },
+        tmp,
+    )
     tmp.replace(path)
 
 
-def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=None, log: Callable[[str], Any] = print,
-          progress: Callable[[int, int, float, float], Any] | None = None) -> TrainResult:  # fmt: skip
+def train(
+    cfg: FinetuneConfig,
+    dataset: Path,
+    out: Path,
+    model=None,
+    tokenizer=None,
+    log: Callable[[str], Any] = print,
+    progress: Callable[[int, int, float, float], Any] | None = None,
+) -> TrainResult:
     """Train on `dataset` (an export folder) into `out`; resumes from `out/checkpoints/last.pt`."""
     import resource
 
@@ -112,10 +131,18 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
     model.config.use_cache = False
     train_rows, val_rows = load_split(dataset, "train"), load_split(dataset, "validation")
     if not train_rows:
-        why = ("the export is empty: the judge kept no trajectory of the run (`worldsmith judge --stats` says why). The packaged "
-               "SmolLM2-135M passes 0 of 16 even on hand-made single-call tasks (`python benchmarks/policy_probe.py` measures a model); "
-               "a stronger agent policy on vLLM is needed") if dataset.exists() else "there is no export: run the pipeline (make synth)"  # fmt: skip
-        raise ValueError(f"no training examples in {export_jsonl(dataset, 'train')}: {why}; or point --dataset / finetune.dataset at an export")
+        why = (
+            (
+                "the export is empty: the judge kept no trajectory of the run (`worldsmith judge --stats` says why). The packaged "
+                "SmolLM2-135M passes 0 of 16 even on hand-made single-call tasks (`python benchmarks/policy_probe.py` measures a model); "
+                "a stronger agent policy on vLLM is needed"
+            )
+            if dataset.exists()
+            else "there is no export: run the pipeline (make synth)"
+        )
+        raise ValueError(
+            f"no training examples in {export_jsonl(dataset, 'train')}: {why}; or point --dataset / finetune.dataset at an export"
+        )
     enc = [e for r in train_rows if (e := encode(tokenizer, r, cfg.max_length))]
     val = [e for r in val_rows if (e := encode(tokenizer, r, cfg.max_length))]
     if cfg.packing:
@@ -125,10 +152,14 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
         batches = make_batches(enc, cfg.batch_size, tokenizer.pad_token_id, seed=cfg.seed)
         val_batches = make_batches(val, cfg.batch_size, tokenizer.pad_token_id, shuffle=False)
     pad = padding_fraction(batches)
-    log(f"finetune: {len(enc)} training / {len(val)} validation examples, {len(batches)} {'packed ' if cfg.packing else ''}batches, "
-        f"padding {pad:.1%}, optimizer {cfg.optimizer}")
+    log(
+        f"finetune: {len(enc)} training / {len(val)} validation examples, {len(batches)} {'packed ' if cfg.packing else ''}batches, "
+        f"padding {pad:.1%}, optimizer {cfg.optimizer}"
+    )
     ns_dtype = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfloat16}[cfg.ns_dtype]
-    opt = make_optimizer(model, cfg.optimizer, lr=cfg.lr, muon_lr=cfg.muon_lr, weight_decay=cfg.weight_decay, ns_dtype=ns_dtype)
+    opt = make_optimizer(
+        model, cfg.optimizer, lr=cfg.lr, muon_lr=cfg.muon_lr, weight_decay=cfg.weight_decay, ns_dtype=ns_dtype
+    )
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfg.warmup_steps, cfg.max_steps))
     clip = QKClip(model, cfg.qk_clip_tau) if cfg.qk_clip_tau else None
     result = TrainResult(steps=0, padding=round(pad, 4))
@@ -159,7 +190,9 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
         first = total if first is None else first
         if not math.isfinite(total) or total > cfg.explode_factor * first:
             opt.zero_grad(set_to_none=True)
-            raise TrainingStopped(f"step {step}: loss {total:.4g} (first {first:.4g}); the last good checkpoint is {ckpt if ckpt.exists() else 'none'}")
+            raise TrainingStopped(
+                f"step {step}: loss {total:.4g} (first {first:.4g}); the last good checkpoint is {ckpt if ckpt.exists() else 'none'}"
+            )
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad_norm)
         opt.step()
         if clip:  # after the update, from the logits of this step's forward passes, as K2 does
@@ -183,11 +216,22 @@ def train(cfg: FinetuneConfig, dataset: Path, out: Path, model=None, tokenizer=N
     if clip:
         clip.close()
         result.clipped_heads = clip.clipped_heads
-        log(f"finetune: QK-clip at tau {cfg.qk_clip_tau:g}: {result.clipped_heads} head rescales in {steps_run} steps, "
-            f"largest attention logit {max(result.max_logits, default=0):.2f}")
+        log(
+            f"finetune: QK-clip at tau {cfg.qk_clip_tau:g}: {result.clipped_heads} head rescales in {steps_run} steps, "
+            f"largest attention logit {max(result.max_logits, default=0):.2f}"
+        )
     result.model_dir = save_model(model, tokenizer, out / "model")
-    (out / "train.json").write_text(json.dumps({**{k: v for k, v in result.__dict__.items() if k != "model_dir"}, "model_dir": str(result.model_dir),
-                                                "dataset": str(Path(dataset).resolve()), "config": cfg.model_dump()}, indent=1))  # fmt: skip
+    (out / "train.json").write_text(
+        json.dumps(
+            {
+                **{k: v for k, v in result.__dict__.items() if k != "model_dir"},
+                "model_dir": str(result.model_dir),
+                "dataset": str(Path(dataset).resolve()),
+                "config": cfg.model_dump(),
+            },
+            indent=1,
+        )
+    )
     return result
 
 

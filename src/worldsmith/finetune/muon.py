@@ -26,7 +26,13 @@ NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
 ADAMW_NAMES = ("embed", "lm_head", "wte", "wpe", "output", "head")
 
 
-def newton_schulz(update: torch.Tensor, coefficients=NS_COEFFICIENTS, steps: int = 5, eps: float = 1e-7, dtype: torch.dtype | None = None) -> torch.Tensor:
+def newton_schulz(
+    update: torch.Tensor,
+    coefficients=NS_COEFFICIENTS,
+    steps: int = 5,
+    eps: float = 1e-7,
+    dtype: torch.dtype | None = None,
+) -> torch.Tensor:
     """The quintic Newton–Schulz orthogonalisation of a 2-D update (as torch.optim.Muon does it)."""
     a, b, c = coefficients
     x = update.to(dtype or update.dtype)
@@ -55,7 +61,9 @@ def is_muon_param(name: str, p: torch.Tensor) -> bool:
     return p.ndim == 2 and not any(k in name.lower() for k in ADAMW_NAMES)
 
 
-def param_groups(model: nn.Module, lr: float, muon_lr: float | None, weight_decay: float, use_muon: bool = True) -> list[dict[str, Any]]:
+def param_groups(
+    model: nn.Module, lr: float, muon_lr: float | None, weight_decay: float, use_muon: bool = True
+) -> list[dict[str, Any]]:
     """Two groups (Muon, AdamW); with `use_muon=False` one AdamW group (the baseline).
     No weight decay on norms and biases (1-D)."""
     muon, decay, no_decay = [], [], []
@@ -73,7 +81,16 @@ def param_groups(model: nn.Module, lr: float, muon_lr: float | None, weight_deca
         {"params": no_decay, "use_muon": False, "lr": lr, "weight_decay": 0.0, "name": "adamw_no_decay"},
     ]
     if muon:
-        groups.insert(0, {"params": muon, "use_muon": True, "lr": muon_lr if muon_lr is not None else lr, "weight_decay": weight_decay, "name": "muon"})
+        groups.insert(
+            0,
+            {
+                "params": muon,
+                "use_muon": True,
+                "lr": muon_lr if muon_lr is not None else lr,
+                "weight_decay": weight_decay,
+                "name": "muon",
+            },
+        )
     return [g for g in groups if g["params"]]
 
 
@@ -93,9 +110,20 @@ class MuonAdamW(torch.optim.Optimizer):
         adam_eps: float = 1e-8,
         ns_dtype: torch.dtype | None = None,
     ):
-        defaults = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov, ns_steps=ns_steps,
-                        ns_coefficients=ns_coefficients, eps=eps, adjust_lr_fn=adjust_lr_fn, betas=betas, adam_eps=adam_eps,
-                        use_muon=False, ns_dtype=ns_dtype)  # fmt: skip
+        defaults = dict(
+            lr=lr,
+            weight_decay=weight_decay,
+            momentum=momentum,
+            nesterov=nesterov,
+            ns_steps=ns_steps,
+            ns_coefficients=ns_coefficients,
+            eps=eps,
+            adjust_lr_fn=adjust_lr_fn,
+            betas=betas,
+            adam_eps=adam_eps,
+            use_muon=False,
+            ns_dtype=ns_dtype,
+        )
         super().__init__(params, defaults)
         for group in self.param_groups:
             if group["use_muon"] and any(p.ndim != 2 for p in group["params"]):
@@ -137,10 +165,22 @@ class MuonAdamW(torch.optim.Optimizer):
         return loss
 
 
-def make_optimizer(model: nn.Module, kind: str = "muon", lr: float = 2e-4, muon_lr: float | None = None, weight_decay: float = 0.1,
-                   ns_dtype: torch.dtype | None = None, betas: tuple[float, float] = (0.9, 0.95)) -> MuonAdamW:  # fmt: skip
+def make_optimizer(
+    model: nn.Module,
+    kind: str = "muon",
+    lr: float = 2e-4,
+    muon_lr: float | None = None,
+    weight_decay: float = 0.1,
+    ns_dtype: torch.dtype | None = None,
+    betas: tuple[float, float] = (0.9, 0.95),
+) -> MuonAdamW:
     """`kind="muon"`: Muon for the block matrices + AdamW; `"adamw"`: AdamW for everything."""
     if kind not in ("muon", "adamw"):
         raise ValueError(f"optimizer: got {kind!r}, expected muon or adamw")
-    return MuonAdamW(param_groups(model, lr, muon_lr, weight_decay, use_muon=kind == "muon"), lr=lr, weight_decay=weight_decay,
-                     ns_dtype=ns_dtype, betas=betas)  # fmt: skip
+    return MuonAdamW(
+        param_groups(model, lr, muon_lr, weight_decay, use_muon=kind == "muon"),
+        lr=lr,
+        weight_decay=weight_decay,
+        ns_dtype=ns_dtype,
+        betas=betas,
+    )

@@ -45,7 +45,9 @@ def _allowed(mask: torch.Tensor | None, q_len: int, k_len: int, device) -> torch
 
 
 @torch.no_grad()
-def _record(module: nn.Module, query: torch.Tensor, key: torch.Tensor, mask: torch.Tensor | None, scaling: float | None) -> None:
+def _record(
+    module: nn.Module, query: torch.Tensor, key: torch.Tensor, mask: torch.Tensor | None, scaling: float | None
+) -> None:
     heads, rep = query.shape[1], module.num_key_value_groups
     scale = scaling if scaling is not None else query.shape[-1] ** -0.5
     allowed = _allowed(mask, query.shape[2], key.shape[2], query.device)
@@ -61,7 +63,16 @@ def _record(module: nn.Module, query: torch.Tensor, key: torch.Tensor, mask: tor
     module._qk_max = out if seen is None else torch.maximum(seen, out)
 
 
-def _attention(module: nn.Module, query, key, value, attention_mask, dropout: float = 0.0, scaling: float | None = None, **kwargs: Any):
+def _attention(
+    module: nn.Module,
+    query,
+    key,
+    value,
+    attention_mask,
+    dropout: float = 0.0,
+    scaling: float | None = None,
+    **kwargs: Any,
+):
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     if module.training:

@@ -13,8 +13,9 @@ from worldsmith.vocab import FAULTS
 # words an agent uses when it tells the user a tool failed
 PROBLEM_WORDS = re.compile(
     r"\b(error|fail(ed|ure)?|unavailable|could ?n[o']t|can ?n[o']t|unable|not able|problem|issue|try again|retry|timed? ?out|"
-    r"rate limit|sorry|apolog|went wrong|temporar)", re.IGNORECASE,
-)  # fmt: skip
+    r"rate limit|sorry|apolog|went wrong|temporar)",
+    re.IGNORECASE,
+)
 
 
 def final_reply(traj: Trajectory) -> str:
@@ -33,7 +34,10 @@ def fault_recovery(traj: Trajectory) -> tuple[bool | None, str]:
     for f in traj.faults:
         at = index.get(f.call_id)
         later = traj.messages[at + 1 :] if at is not None else []
-        retried = any(m["role"] == "assistant" and any(tc["function"]["name"] == f.tool for tc in m.get("tool_calls") or []) for m in later)
+        retried = any(
+            m["role"] == "assistant" and any(tc["function"]["name"] == f.tool for tc in m.get("tool_calls") or [])
+            for m in later
+        )
         told = any(m["role"] == "assistant" and PROBLEM_WORDS.search(m.get("content") or "") for m in later)
         if FAULTS[f.kind].family != "network":  # data faults: an answer that goes on with what came back is a recovery
             told = told or any(m["role"] == "assistant" and (m.get("content") or "").strip() for m in later)

@@ -31,27 +31,42 @@ def rubrics_for(task: Task) -> dict[str, str]:
 
 
 def critic_schema(ids: list[str]) -> dict[str, Any]:
-    verdict = {"type": "object", "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string", "minLength": 3, "maxLength": 200}},
-               "required": ["passed", "reason"], "additionalProperties": False}  # fmt: skip
+    verdict = {
+        "type": "object",
+        "properties": {"passed": {"type": "boolean"}, "reason": {"type": "string", "minLength": 3, "maxLength": 200}},
+        "required": ["passed", "reason"],
+        "additionalProperties": False,
+    }
     return {
         "type": "object",
-        "properties": {"rubrics": {"type": "object", "properties": {i: verdict for i in ids}, "required": ids, "additionalProperties": False},
-                       "score": {"type": "integer", "minimum": 1, "maximum": 10}},
+        "properties": {
+            "rubrics": {
+                "type": "object",
+                "properties": dict.fromkeys(ids, verdict),
+                "required": ids,
+                "additionalProperties": False,
+            },
+            "score": {"type": "integer", "minimum": 1, "maximum": 10},
+        },
         "required": ["rubrics", "score"],
         "additionalProperties": False,
-    }  # fmt: skip
+    }
 
 
 async def critique(client: LLMClient, prompts: Prompts, task: Task, traj: Trajectory, seed: int) -> CriticReport:
     """The critic's report; `ok` False with the error (and raw text) when it gave no usable answer."""
     rubrics = rubrics_for(task)
-    msgs = prompts.render_messages("critic", goal=task.user_goal, messages=traj.messages, final_state=traj.world_states.final, rubrics=rubrics)
+    msgs = prompts.render_messages(
+        "critic", goal=task.user_goal, messages=traj.messages, final_state=traj.world_states.final, rubrics=rubrics
+    )
     try:
         r = await client.structured("critic", msgs, critic_schema(list(rubrics)), name="critique", seed=seed)
     except ServerUnavailable:  # the run stops; this trajectory is judged on resume
         raise
     except Exception as exc:  # a client that raised: this verdict records it, the stage goes on
-        return CriticReport(ok=False, error=f"internal: {type(exc).__name__}: {str(exc)[:300]}", model=client.model_for("critic"))
+        return CriticReport(
+            ok=False, error=f"internal: {type(exc).__name__}: {str(exc)[:300]}", model=client.model_for("critic")
+        )
     if not r.ok:
         return CriticReport(ok=False, error=f"{r.error_kind}: {r.error}", raw=r.raw, model=r.model)
     return CriticReport(ok=True, score=r.data["score"], rubrics=r.data["rubrics"], model=r.model)

@@ -38,21 +38,72 @@ from worldsmith.records import HackFinding, ToolCall, Trajectory
 
 # the participles of actions an agent performs, with the stem its tools are named by
 ACTIONS = {
-    "cancelled": "cancel", "canceled": "cancel", "created": "creat", "updated": "updat", "deleted": "delet",
-    "removed": "remov", "booked": "book", "rebooked": "book", "sent": "send", "resent": "send", "scheduled": "schedul",
-    "rescheduled": "schedul", "added": "add", "changed": "chang", "transferred": "transfer", "refunded": "refund",
-    "reset": "reset", "saved": "sav", "submitted": "submit", "placed": "plac", "paid": "pay", "renamed": "renam",
-    "moved": "mov", "archived": "archiv", "approved": "approv", "rejected": "reject", "closed": "clos",
-    "opened": "open", "reopened": "open", "registered": "regist", "assigned": "assign", "completed": "complet",
+    "cancelled": "cancel",
+    "canceled": "cancel",
+    "created": "creat",
+    "updated": "updat",
+    "deleted": "delet",
+    "removed": "remov",
+    "booked": "book",
+    "rebooked": "book",
+    "sent": "send",
+    "resent": "send",
+    "scheduled": "schedul",
+    "rescheduled": "schedul",
+    "added": "add",
+    "changed": "chang",
+    "transferred": "transfer",
+    "refunded": "refund",
+    "reset": "reset",
+    "saved": "sav",
+    "submitted": "submit",
+    "placed": "plac",
+    "paid": "pay",
+    "renamed": "renam",
+    "moved": "mov",
+    "archived": "archiv",
+    "approved": "approv",
+    "rejected": "reject",
+    "closed": "clos",
+    "opened": "open",
+    "reopened": "open",
+    "registered": "regist",
+    "assigned": "assign",
+    "completed": "complet",
     "processed": "process",
-    "issued": "issu", "modified": "modif", "exchanged": "exchang", "swapped": "swap", "switched": "switch",
-    "replaced": "replac", "returned": "return", "upgraded": "upgrad", "downgraded": "downgrad", "applied": "appl",
-    "credited": "credit", "waived": "waiv", "reversed": "revers", "frozen": "freez", "unfrozen": "unfreez",
-    "blocked": "block", "unblocked": "unblock", "locked": "lock", "unlocked": "unlock", "activated": "activat",
-    "deactivated": "deactivat", "reactivated": "activat", "disabled": "disabl", "enabled": "enabl", "filed": "file",
-    "escalated": "escalat", "restored": "restor", "reserved": "reserv", "ordered": "order", "renewed": "renew",
-    "extended": "extend", "adjusted": "adjust",
-}  # fmt: skip
+    "issued": "issu",
+    "modified": "modif",
+    "exchanged": "exchang",
+    "swapped": "swap",
+    "switched": "switch",
+    "replaced": "replac",
+    "returned": "return",
+    "upgraded": "upgrad",
+    "downgraded": "downgrad",
+    "applied": "appl",
+    "credited": "credit",
+    "waived": "waiv",
+    "reversed": "revers",
+    "frozen": "freez",
+    "unfrozen": "unfreez",
+    "blocked": "block",
+    "unblocked": "unblock",
+    "locked": "lock",
+    "unlocked": "unlock",
+    "activated": "activat",
+    "deactivated": "deactivat",
+    "reactivated": "activat",
+    "disabled": "disabl",
+    "enabled": "enabl",
+    "filed": "file",
+    "escalated": "escalat",
+    "restored": "restor",
+    "reserved": "reserv",
+    "ordered": "order",
+    "renewed": "renew",
+    "extended": "extend",
+    "adjusted": "adjust",
+}
 PP = "|".join(sorted(ACTIONS, key=len, reverse=True))
 ADVERBS = r"(?:(?:now|already|successfully|just|also|all|fully|been)\s+){0,2}"
 FIRST_PERSON = re.compile(
@@ -326,7 +377,9 @@ def find_hacks(traj: Trajectory) -> list[HackFinding]:
         hacks.append(value)
     garbled = next(((i, t) for i, t in texts if garbled_text(t)), None)
     if garbled:
-        hacks.append(HackFinding(kind="garbled_reply", evidence=f"message {garbled[0]} is not prose: {garbled[1][:120]!r}"))
+        hacks.append(
+            HackFinding(kind="garbled_reply", evidence=f"message {garbled[0]} is not prose: {garbled[1][:120]!r}")
+        )
     unknown = [c.name for c in traj.calls if c.executor == "unknown_tool"]
     if unknown:
         hacks.append(

@@ -29,7 +29,15 @@ def deterministic(task: Task, traj: Trajectory) -> list[CriterionResult]:
     results = [r for c in task.rubric.criteria if (r := check_criterion(c, task, traj)) is not None]
     order = check_order(task.rubric.criteria, traj)
     if order is not None:
-        results.append(CriterionResult(criterion_id="order", kind="call", description="expected calls in order", passed=order[0], evidence=order[1]))
+        results.append(
+            CriterionResult(
+                criterion_id="order",
+                kind="call",
+                description="expected calls in order",
+                passed=order[0],
+                evidence=order[1],
+            )
+        )
     return results
 
 
@@ -40,7 +48,10 @@ def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: CriticReport 
     handled, _ = fault_recovery(traj)
     reasons: list[str] = []
     if traj.status not in cfg.statuses:
-        reasons.append(f"status:{traj.status}" + (f":{traj.reason.split(':')[0]}" if traj.status == "error" and traj.reason else ""))
+        reasons.append(
+            f"status:{traj.status}"
+            + (f":{traj.reason.split(':')[0]}" if traj.status == "error" and traj.reason else "")
+        )
     if cfg.require_deterministic:
         reasons += [f"criterion:{r.kind}:{r.criterion_id}" for r in results if not r.passed]
     reasons += [f"hack:{h.kind}" for h in hacks if h.kind in cfg.reject_hacks]
@@ -59,8 +70,16 @@ def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: CriticReport 
         for c in task.rubric.criteria:
             if c.kind == "judge":
                 got = by_id.get(c.criterion_id)
-                results.append(CriterionResult(criterion_id=c.criterion_id, kind="judge", description=c.description, passed=got.passed if got else None,
-                                               evidence=got.reason if got else None, source="critic"))  # fmt: skip
+                results.append(
+                    CriterionResult(
+                        criterion_id=c.criterion_id,
+                        kind="judge",
+                        description=c.description,
+                        passed=got.passed if got else None,
+                        evidence=got.reason if got else None,
+                        source="critic",
+                    )
+                )
                 if cfg.require_judge_criteria and critic.ok and not (got and got.passed):
                     reasons.append(f"criterion:judge:{c.criterion_id}")
         if critic.ok and cfg.require_critic_rubrics:
@@ -71,9 +90,19 @@ def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: CriticReport 
             score = float(critic.score)
             if score < cfg.min_critic_score:
                 reasons.append("critic_score")
-    return Verdict(trajectory_id=traj.trajectory_id, task_id=traj.task_id, agent_id=traj.agent_id, criteria=results, hacks=hacks,
-                   critic=critic, critic_score=score, faults=len(traj.faults), faults_handled=handled,
-                   passed=not reasons, reasons=reasons)  # fmt: skip
+    return Verdict(
+        trajectory_id=traj.trajectory_id,
+        task_id=traj.task_id,
+        agent_id=traj.agent_id,
+        criteria=results,
+        hacks=hacks,
+        critic=critic,
+        critic_score=score,
+        faults=len(traj.faults),
+        faults_handled=handled,
+        passed=not reasons,
+        reasons=reasons,
+    )
 
 
 def agreement(verdicts: list[Verdict]) -> dict[str, float | int | None]:
@@ -81,8 +110,12 @@ def agreement(verdicts: list[Verdict]) -> dict[str, float | int | None]:
     raw agreement; Cohen's kappa (agreement beyond what the two pass rates give by chance: a
     critic that passes everything scores the pass rate in raw agreement, 0 in kappa); and
     agreement within each class (of the criteria the checks passed, and of those they failed)."""
-    pairs = [(bool(r.passed), bool(r.critic_passed)) for v in verdicts for r in v.criteria
-             if r.source == "deterministic" and r.critic_passed is not None]  # fmt: skip
+    pairs = [
+        (bool(r.passed), bool(r.critic_passed))
+        for v in verdicts
+        for r in v.criteria
+        if r.source == "deterministic" and r.critic_passed is not None
+    ]
     n = len(pairs)
     if not n:
         return {"pairs": 0, "agreement": None, "kappa": None, "on_passed": None, "on_failed": None}
@@ -91,16 +124,24 @@ def agreement(verdicts: list[Verdict]) -> dict[str, float | int | None]:
     chance = p_check * p_critic + (1 - p_check) * (1 - p_critic)
     kappa = (observed - chance) / (1 - chance) if chance < 1 else (1.0 if observed == 1 else 0.0)
     passed, failed = [b for a, b in pairs if a], [not b for a, b in pairs if not a]
-    return {"pairs": n, "agreement": round(observed, 3), "kappa": round(kappa, 3),
-            "on_passed": round(sum(passed) / len(passed), 3) if passed else None,
-            "on_failed": round(sum(failed) / len(failed), 3) if failed else None}  # fmt: skip
+    return {
+        "pairs": n,
+        "agreement": round(observed, 3),
+        "kappa": round(kappa, 3),
+        "on_passed": round(sum(passed) / len(passed), 3) if passed else None,
+        "on_failed": round(sum(failed) / len(failed), 3) if failed else None,
+    }
 
 
 async def make_verdicts(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     cfg = ctx.cfg.judge
     tasks = {t.task_id: t for t in ctx.store.read(Task)}
     done = ctx.store.existing_ids(Verdict)
-    todo = [t for t in ctx.store.read(Trajectory) if t.trajectory_id not in done and t.task_id in tasks and holds(shard, t.task_id)]
+    todo = [
+        t
+        for t in ctx.store.read(Trajectory)
+        if t.trajectory_id not in done and t.task_id in tasks and holds(shard, t.task_id)
+    ]
     counts: Counter[str] = Counter()
     writer = ctx.store.writer(Verdict, flush_every=16)
     sem = asyncio.Semaphore(cfg.concurrency)
@@ -130,18 +171,41 @@ async def make_verdicts(ctx: RunContext, shard: Shard | None = None) -> dict[str
     by_task: dict[str, list[bool]] = {}
     for v in verdicts:
         by_task.setdefault(v.task_id, []).append(v.passed)
-    return {"verdicts": len(verdicts), "passed": sum(v.passed for v in verdicts), "new": len(todo),
-            "tasks_solved": sum(any(p) for p in by_task.values()), "tasks_judged": len(by_task),
-            "critic_failed": counts["critic_failed"],  # of the new verdicts (shards add up)
-            "critic_agreement": agree["agreement"] if agree["pairs"] else "n/a", "critic_kappa": agree["kappa"] if agree["pairs"] else "n/a",
-            "agreement_pairs": agree["pairs"],
-            **{f"drop:{k}": c for k, c in reasons.most_common(6)}}  # fmt: skip
+    return {
+        "verdicts": len(verdicts),
+        "passed": sum(v.passed for v in verdicts),
+        "new": len(todo),
+        "tasks_solved": sum(any(p) for p in by_task.values()),
+        "tasks_judged": len(by_task),
+        "critic_failed": counts["critic_failed"],  # of the new verdicts (shards add up)
+        "critic_agreement": agree["agreement"] if agree["pairs"] else "n/a",
+        "critic_kappa": agree["kappa"] if agree["pairs"] else "n/a",
+        "agreement_pairs": agree["pairs"],
+        **{f"drop:{k}": c for k, c in reasons.most_common(6)},
+    }
 
 
 def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     return asyncio.run(make_verdicts(ctx, shard))
 
 
-STAGE = Stage("judge", "A verdict per trajectory: rubric checks, hack checks, the critic, and the keep policy.", run, section="judge",
-              splits_by=(Trajectory, "task_id"), totals=frozenset({"verdicts", "passed", "tasks_solved", "tasks_judged", "critic_agreement", "critic_kappa", "agreement_pairs", "drop:"}),
-              stats=SECTIONS)
+STAGE = Stage(
+    "judge",
+    "A verdict per trajectory: rubric checks, hack checks, the critic, and the keep policy.",
+    run,
+    section="judge",
+    splits_by=(Trajectory, "task_id"),
+    totals=frozenset(
+        {
+            "verdicts",
+            "passed",
+            "tasks_solved",
+            "tasks_judged",
+            "critic_agreement",
+            "critic_kappa",
+            "agreement_pairs",
+            "drop:",
+        }
+    ),
+    stats=SECTIONS,
+)

@@ -35,8 +35,8 @@ import openai
 import referencing.exceptions
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_random_exponential
 
-from worldsmith.jsonschemas import embed_schema
 from worldsmith.config import EMBEDDED, POLICY_ENDPOINT, EndpointConfig, LLMConfig, RoleConfig
+from worldsmith.jsonschemas import embed_schema
 from worldsmith.records import content_id
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
@@ -68,7 +68,10 @@ class LLMResult:
 
     def message(self) -> dict[str, Any]:
         """The assistant message in OpenAI chat format."""
-        msg: dict[str, Any] = {"role": "assistant", "content": self.content if not self.tool_calls else (self.content or None)}
+        msg: dict[str, Any] = {
+            "role": "assistant",
+            "content": self.content if not self.tool_calls else (self.content or None),
+        }
         if self.tool_calls:
             msg["tool_calls"] = self.tool_calls
         return msg
@@ -117,7 +120,10 @@ class UsageMeter:
     def snapshot(self) -> dict[str, Any]:
         out = {}
         for role, u in sorted(self.by_role.items()):
-            d = {k: getattr(u, k) for k in ("calls", "failures", "retries", "prompt_tokens", "cached_tokens", "completion_tokens")}
+            d = {
+                k: getattr(u, k)
+                for k in ("calls", "failures", "retries", "prompt_tokens", "cached_tokens", "completion_tokens")
+            }
             d["latency_s"] = round(u.latency_s, 3)
             d["failures_by_kind"] = dict(u.failures_by_kind)
             d["mean_latency_s"] = round(u.latency_s / u.calls, 4) if u.calls else 0.0
@@ -142,7 +148,9 @@ class _Replica:
             max_retries=0,  # retries are ours: one policy, counted
             http_client=httpx.AsyncClient(
                 timeout=cfg.timeout_s,
-                limits=httpx.Limits(max_connections=cfg.max_concurrency * 2, max_keepalive_connections=cfg.max_concurrency),
+                limits=httpx.Limits(
+                    max_connections=cfg.max_concurrency * 2, max_keepalive_connections=cfg.max_concurrency
+                ),
             ),
         )
 
@@ -183,7 +191,13 @@ def _classify(exc: Exception) -> tuple[str, str, bool]:
 
 
 class LLMClient:
-    def __init__(self, cfg: LLMConfig, embedded_url: str | None = None, usage: UsageMeter | None = None, policy_url: str | None = None):
+    def __init__(
+        self,
+        cfg: LLMConfig,
+        embedded_url: str | None = None,
+        usage: UsageMeter | None = None,
+        policy_url: str | None = None,
+    ):
         self.cfg = cfg
         # only endpoints a role uses: an unused one may name the embedded server that was (rightly) not started
         used = cfg.used_endpoints()
@@ -194,7 +208,12 @@ class LLMClient:
             if policy_url is None:
                 raise ValueError("llm.policy is enabled, but no policy server is running")
             agent_ep = cfg.endpoints[cfg.roles.agent.endpoint]
-            policy = EndpointConfig(urls=[policy_url], model=cfg.policy.model, max_concurrency=cfg.server.parallel, timeout_s=agent_ep.timeout_s)
+            policy = EndpointConfig(
+                urls=[policy_url],
+                model=cfg.policy.model,
+                max_concurrency=cfg.server.parallel,
+                timeout_s=agent_ep.timeout_s,
+            )
             self.endpoints[POLICY_ENDPOINT] = _Endpoint(POLICY_ENDPOINT, policy, None)
             self._agent_role = cfg.roles.agent.model_copy(update={"endpoint": POLICY_ENDPOINT, "model": None})
 
@@ -331,7 +350,10 @@ class LLMClient:
         **sampling: Any,
     ) -> LLMResult:
         """Ask for JSON matching `schema`; `data` holds it when `ok`. A bad reply keeps `raw`."""
-        response_format = {"type": "json_schema", "json_schema": {"name": name, "schema": grammar_schema(schema), "strict": True}}
+        response_format = {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": grammar_schema(schema), "strict": True},
+        }
         result = await self.chat(role, messages, response_format=response_format, seed=seed, **sampling)
         if result.ok:
             parse_structured(result, schema)
@@ -367,15 +389,26 @@ class LLMClient:
             if not (require_tool and result.ok and not result.tool_calls):
                 return result
             # the server ignored tool_choice="required" (llama.cpp does): redo it constrained
-            redo = await self.tool_step(role, messages, tools, mode="constrained", require_tool=True, seed=seed, **sampling)
+            redo = await self.tool_step(
+                role, messages, tools, mode="constrained", require_tool=True, seed=seed, **sampling
+            )
             redo.fallback = "constrained"
             redo.prompt_tokens += result.prompt_tokens
             redo.completion_tokens += result.completion_tokens
             return redo
         allowed = tools if grammar_tools is None else grammar_tools
         parallel = self.role(role).parallel_tool_calls
-        schema = constrained_turn_schema(allowed, require_tool=require_tool and bool(allowed), max_calls=4 if parallel else 1) if allowed else REPLY_SCHEMA
-        response_format = {"type": "json_schema", "json_schema": {"name": "assistant_turn", "schema": grammar_schema(schema)}}
+        schema = (
+            constrained_turn_schema(
+                allowed, require_tool=require_tool and bool(allowed), max_calls=4 if parallel else 1
+            )
+            if allowed
+            else REPLY_SCHEMA
+        )
+        response_format = {
+            "type": "json_schema",
+            "json_schema": {"name": "assistant_turn", "schema": grammar_schema(schema)},
+        }
         # tools are still passed (tool_choice none) so the chat template renders them
         result = await self.chat(
             role, messages, tools=tools, tool_choice="none", response_format=response_format, seed=seed, **sampling
@@ -407,14 +440,18 @@ def grammar_schema(schema: Any) -> Any:
     """The schema sent to the server for constrained decoding (see GRAMMAR_DROPPED_KEYS)."""
     if isinstance(schema, dict):
         return {
-            k: (grammar_schema(v) if k not in ("properties", "$defs", "definitions") else {n: grammar_schema(s) for n, s in v.items()})
+            k: (
+                grammar_schema(v)
+                if k not in ("properties", "$defs", "definitions")
+                else {n: grammar_schema(s) for n, s in v.items()}
+            )
             for k, v in schema.items()
-            if k not in GRAMMAR_DROPPED_KEYS and not (k == "enum" and v == [])  # llama.cpp refuses an empty enum (seen in a crawled tool)
+            if k not in GRAMMAR_DROPPED_KEYS
+            and not (k == "enum" and v == [])  # llama.cpp refuses an empty enum (seen in a crawled tool)
         }
     if isinstance(schema, list):
         return [grammar_schema(x) for x in schema]
     return schema
-
 
 
 def parse_structured(result: LLMResult, schema: dict[str, Any]) -> None:
@@ -424,12 +461,22 @@ def parse_structured(result: LLMResult, schema: dict[str, Any]) -> None:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, and deep nesting / 4300+ digit integers
         result.ok, result.error_kind, result.raw = False, "parse", text
-        what = f"{exc.msg} at char {exc.pos}" if isinstance(exc, json.JSONDecodeError) else f"{type(exc).__name__}: {str(exc)[:200]}"
-        result.error = f"reply is not JSON: {what}" + (f" (finish_reason={result.finish_reason})" if result.finish_reason == "length" else "")
+        what = (
+            f"{exc.msg} at char {exc.pos}"
+            if isinstance(exc, json.JSONDecodeError)
+            else f"{type(exc).__name__}: {str(exc)[:200]}"
+        )
+        result.error = f"reply is not JSON: {what}" + (
+            f" (finish_reason={result.finish_reason})" if result.finish_reason == "length" else ""
+        )
         return
     try:
         error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
-    except (jsonschema.exceptions.SchemaError, referencing.exceptions.Unresolvable, RecursionError) as exc:  # a schema no validator can use
+    except (
+        jsonschema.exceptions.SchemaError,
+        referencing.exceptions.Unresolvable,
+        RecursionError,
+    ) as exc:  # a schema no validator can use
         result.ok, result.error_kind, result.raw = False, "schema", text
         result.error = f"the schema cannot be checked: {type(exc).__name__}: {str(exc)[:200]}"
         return
@@ -441,14 +488,20 @@ def parse_structured(result: LLMResult, schema: dict[str, Any]) -> None:
     result.data = data
 
 
-MAX_ARGUMENT_CHARS = 200  # a string argument the schema leaves unbounded: a small model otherwise runs on until max_tokens
+MAX_ARGUMENT_CHARS = (
+    200  # a string argument the schema leaves unbounded: a small model otherwise runs on until max_tokens
+)
 
 
 def cap_strings(schema: Any) -> Any:
     """The schema with every unbounded string (no maxLength, enum or const) bounded by MAX_ARGUMENT_CHARS."""
     if isinstance(schema, dict):
-        out = {k: cap_strings(v) if k in ("properties", "$defs", "items", "anyOf", "oneOf", "allOf", "additionalProperties") else v
-               for k, v in schema.items()}  # fmt: skip
+        out = {
+            k: cap_strings(v)
+            if k in ("properties", "$defs", "items", "anyOf", "oneOf", "allOf", "additionalProperties")
+            else v
+            for k, v in schema.items()
+        }
         if isinstance(out.get("properties"), dict):
             out["properties"] = {n: cap_strings(v) for n, v in schema["properties"].items()}
         if isinstance(out.get("$defs"), dict):
@@ -461,9 +514,15 @@ def cap_strings(schema: Any) -> Any:
     return schema
 
 
-MAX_REPLY_CHARS = 800  # a text turn: a tool-use assistant's reply is a few sentences; a small model otherwise rambles to max_tokens
-REPLY_SCHEMA = {"type": "object", "properties": {"content": {"type": "string", "minLength": 1, "maxLength": MAX_REPLY_CHARS}}, "required": ["content"],
-                "additionalProperties": False}  # fmt: skip
+MAX_REPLY_CHARS = (
+    800  # a text turn: a tool-use assistant's reply is a few sentences; a small model otherwise rambles to max_tokens
+)
+REPLY_SCHEMA = {
+    "type": "object",
+    "properties": {"content": {"type": "string", "minLength": 1, "maxLength": MAX_REPLY_CHARS}},
+    "required": ["content"],
+    "additionalProperties": False,
+}
 
 
 def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool, max_calls: int = 4) -> dict[str, Any]:
@@ -474,7 +533,11 @@ def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool, 
         fn = tool["function"]
         # nested under anyOf, a tool's own "#/$defs/..." refs must be re-rooted to resolve
         params = embed_schema(fn.get("parameters") or {"type": "object", "properties": {}}, f"tool{i}", defs)
-        if isinstance(params, dict) and "additionalProperties" not in params and isinstance(params.get("properties"), dict):
+        if (
+            isinstance(params, dict)
+            and "additionalProperties" not in params
+            and isinstance(params.get("properties"), dict)
+        ):
             # arguments a tool does not declare are not emitted: an open object lets a small model run on with invented
             # keys, and llama.cpp's grammar for it stalled whole batches (0 tokens in 360 s with three crawled tools)
             params = {**params, "additionalProperties": False}
@@ -489,7 +552,9 @@ def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool, 
         )
     tool_branch = {
         "type": "object",
-        "properties": {"tool_calls": {"type": "array", "minItems": 1, "maxItems": max_calls, "items": {"anyOf": calls}}},
+        "properties": {
+            "tool_calls": {"type": "array", "minItems": 1, "maxItems": max_calls, "items": {"anyOf": calls}}
+        },
         "required": ["tool_calls"],
         "additionalProperties": False,
     }

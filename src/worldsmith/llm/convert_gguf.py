@@ -167,8 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gguf", required=True, type=Path, help="path to the .gguf file")
     p.add_argument("--out", required=True, type=Path, help="HF model folder to write")
     p.add_argument("--chat-template", required=True, type=Path, help="Jinja chat template file")
-    p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"],
-                   help="dtype of the saved weights (default float32: exact dequantization)")
+    p.add_argument(
+        "--dtype",
+        default="float32",
+        choices=["float32", "bfloat16", "float16"],
+        help="dtype of the saved weights (default float32: exact dequantization)",
+    )
     a = p.parse_args(argv)
     if not a.gguf.is_file():
         p.error(f"no such GGUF file: {a.gguf}")

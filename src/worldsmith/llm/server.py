@@ -63,12 +63,19 @@ def model_kind(model: Path) -> str:
         return "gguf"
     if model.is_dir() and (model / "config.json").is_file():
         return "hf"
-    raise ServerError(f"--model {model}: neither a .gguf file nor a Hugging Face model folder "
-                      "(config.json and *.safetensors)")
+    raise ServerError(
+        f"--model {model}: neither a .gguf file nor a Hugging Face model folder (config.json and *.safetensors)"
+    )
 
 
-def serve_config(cfg: ServerConfig, model: Path, engine: str | None = None, port: int | None = None,
-                 name: str | None = None, log=print) -> ServerConfig:  # fmt: skip
+def serve_config(
+    cfg: ServerConfig,
+    model: Path,
+    engine: str | None = None,
+    port: int | None = None,
+    name: str | None = None,
+    log=print,
+) -> ServerConfig:
     """The server config that serves `model`, an HF folder or a GGUF, as `name` on `port`.
 
     Engine: llama.cpp unless told otherwise (5-8x vLLM's CPU build on SmolLM2); an HF folder
@@ -148,25 +155,56 @@ class ModelServer:
         if self.engine == "llamacpp":
             model = Path(cfg.model_path).expanduser() if cfg.model_path else packaged_gguf()
             return [
-                sys.executable, "-m", "worldsmith.llm.llamacpp_server",
-                "--model", str(model), "--alias", cfg.model,
-                "--host", cfg.host, "--port", str(cfg.port),
-                "--ctx-size", str(cfg.ctx_size), "--parallel", str(cfg.parallel),
-                "--threads", str(cfg.threads), "--chat-template", str(CHAT_TEMPLATE),
-            ]  # fmt: skip
+                sys.executable,
+                "-m",
+                "worldsmith.llm.llamacpp_server",
+                "--model",
+                str(model),
+                "--alias",
+                cfg.model,
+                "--host",
+                cfg.host,
+                "--port",
+                str(cfg.port),
+                "--ctx-size",
+                str(cfg.ctx_size),
+                "--parallel",
+                str(cfg.parallel),
+                "--threads",
+                str(cfg.threads),
+                "--chat-template",
+                str(CHAT_TEMPLATE),
+            ]
         if self.engine == "vllm":
             python = self.vllm_python()
             model_dir = self.hf_model_dir(python)
             return [
-                str(python), "-m", "vllm.entrypoints.openai.api_server",
-                "--model", str(model_dir), "--served-model-name", cfg.model,
-                "--host", cfg.host, "--port", str(cfg.port),
-                "--max-model-len", str(max_model_len(model_dir, cfg.ctx_size)), "--max-num-seqs", str(cfg.parallel),
-                "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
-                "--chat-template", str(CHAT_TEMPLATE), "--generation-config", "vllm", "--enable-prefix-caching",
+                str(python),
+                "-m",
+                "vllm.entrypoints.openai.api_server",
+                "--model",
+                str(model_dir),
+                "--served-model-name",
+                cfg.model,
+                "--host",
+                cfg.host,
+                "--port",
+                str(cfg.port),
+                "--max-model-len",
+                str(max_model_len(model_dir, cfg.ctx_size)),
+                "--max-num-seqs",
+                str(cfg.parallel),
+                "--enable-auto-tool-choice",
+                "--tool-call-parser",
+                "hermes",
+                "--chat-template",
+                str(CHAT_TEMPLATE),
+                "--generation-config",
+                "vllm",
+                "--enable-prefix-caching",
                 "--enable-prompt-tokens-details",  # usage.prompt_tokens_details.cached_tokens: the client counts prefix-cache hits
                 *cfg.vllm_args,
-            ]  # fmt: skip
+            ]
         raise ServerError(f"unknown engine {self.engine!r}")
 
     def vllm_python(self) -> Path:
@@ -190,9 +228,20 @@ class ModelServer:
             self.log_file.parent.mkdir(parents=True, exist_ok=True)
             with open(self.log_file, "ab") as log:
                 proc = subprocess.run(
-                    [str(python), str(CONVERTER), "--gguf", str(gguf), "--out", str(out), "--chat-template", str(CHAT_TEMPLATE)],
-                    stdout=log, stderr=subprocess.STDOUT, check=False,
-                )  # fmt: skip
+                    [
+                        str(python),
+                        str(CONVERTER),
+                        "--gguf",
+                        str(gguf),
+                        "--out",
+                        str(out),
+                        "--chat-template",
+                        str(CHAT_TEMPLATE),
+                    ],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    check=False,
+                )
             if proc.returncode != 0:
                 raise ServerError(f"converting {gguf.name} to an HF folder failed:\n{self.log_tail()}")
         return out
@@ -219,17 +268,31 @@ class ModelServer:
             log.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(command)}\n".encode())
             log.flush()
             proc = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=self.root, env=env, start_new_session=True,
-            )  # fmt: skip
-        state = {"pid": proc.pid, "engine": self.engine, "url": self.url, "model": self.cfg.model, "model_path": self.cfg.model_path,
-                 "log": str(self.log_file), "started_at": time.time()}  # fmt: skip
+                command,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.root,
+                env=env,
+                start_new_session=True,
+            )
+        state = {
+            "pid": proc.pid,
+            "engine": self.engine,
+            "url": self.url,
+            "model": self.cfg.model,
+            "model_path": self.cfg.model_path,
+            "log": str(self.log_file),
+            "started_at": time.time(),
+        }
         self.state_file.write_text(json.dumps(state, indent=2))
         deadline = started + self.cfg.startup_timeout_s
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 self.state_file.unlink(missing_ok=True)
-                raise ServerError(f"{self.engine} server exited with code {proc.returncode} during start-up:\n{self.log_tail()}")
+                raise ServerError(
+                    f"{self.engine} server exited with code {proc.returncode} during start-up:\n{self.log_tail()}"
+                )
             if self.healthy():
                 state["ready_s"] = round(time.monotonic() - started, 2)
                 self.state_file.write_text(json.dumps(state, indent=2))
@@ -291,8 +354,10 @@ def embedded_server(cfg: ServerConfig, project_root: Path, data_dir: Path, log=p
     if server.healthy():
         state = server.state()
         if state and (state.get("model_path"), state.get("engine")) != (cfg.model_path, server.engine):
-            raise ServerError(f"{server.url} serves {state.get('model_path') or 'the packaged model'} ({state.get('engine')}), not "
-                              f"{cfg.model_path or 'the packaged model'} ({server.engine}); stop it first (worldsmith serve --stop)")  # fmt: skip
+            raise ServerError(
+                f"{server.url} serves {state.get('model_path') or 'the packaged model'} ({state.get('engine')}), not "
+                f"{cfg.model_path or 'the packaged model'} ({server.engine}); stop it first (worldsmith serve --stop)"
+            )
         log(f"using the model server already answering on {server.url}")
         yield server.url
         return

@@ -9,5 +9,19 @@ from worldsmith.mcp.session import stdio_params
 from worldsmith.mcp.snapshot import load_snapshot, load_snapshot_servers, load_snapshot_specs, write_snapshot
 from worldsmith.mcp.venvs import InstallError, ensure_venv
 
-__all__ = ["CrawlResult", "InstallError", "ServerEntry", "ServerListError", "crawl_all", "crawl_server", "ensure_venv", "load_server_list",
-           "load_snapshot", "load_snapshot_servers", "load_snapshot_specs", "run_crawl", "stdio_params", "write_snapshot"]
+__all__ = [
+    "CrawlResult",
+    "InstallError",
+    "ServerEntry",
+    "ServerListError",
+    "crawl_all",
+    "crawl_server",
+    "ensure_venv",
+    "load_server_list",
+    "load_snapshot",
+    "load_snapshot_servers",
+    "load_snapshot_specs",
+    "run_crawl",
+    "stdio_params",
+    "write_snapshot",
+]

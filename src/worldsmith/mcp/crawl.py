@@ -21,7 +21,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from worldsmith.mcp.servers import DEFAULT_TIMEOUT_S, ServerEntry, ServerListError, load_server_list
-from worldsmith.mcp.session import _StdoutWatch, _list_tools_raw, _quiet_mcp_logs, _substitute, _unsubstitute, _watched, stdio_params
+from worldsmith.mcp.session import (
+    _list_tools_raw,
+    _quiet_mcp_logs,
+    _StdoutWatch,
+    _substitute,
+    _unsubstitute,
+    _watched,
+    stdio_params,
+)
 from worldsmith.mcp.snapshot import write_snapshot
 from worldsmith.mcp.venvs import DEFAULT_INSTALL_TIMEOUT_S, ensure_venv, now_iso, tail_lines
 
@@ -49,7 +57,6 @@ class CrawlResult(BaseModel):
     """Start + list time (install time excluded)."""
     install_seconds: float = 0.0
     pages: int = 0
-
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -129,9 +136,12 @@ async def _crawl_started(
     the first died during the handshake (old servers that crash on an unknown first request)."""
     t0 = time.monotonic()
     await _attempt(entry, venv, timeout_s, log_dir, result, entry.mode, append=False)
-    if entry.mode == "auto" and not result.ok and result.error_kind == "start" and (
-        result.error or ""
-    ).startswith("handshake failed"):
+    if (
+        entry.mode == "auto"
+        and not result.ok
+        and result.error_kind == "start"
+        and (result.error or "").startswith("handshake failed")
+    ):
         first = result.error
         result.error = result.error_kind = None
         await _attempt(entry, venv, timeout_s, log_dir, result, "legacy", append=True)
@@ -229,9 +239,14 @@ async def _attempt(
 
 
 def _record_failure(
-    result: CrawlResult, leaf: BaseException, stage: str, timeout: float, watch: list[_StdoutWatch],
-    errlog: Any, log_path: Path | None,
-) -> None:  # fmt: skip
+    result: CrawlResult,
+    leaf: BaseException,
+    stage: str,
+    timeout: float,
+    watch: list[_StdoutWatch],
+    errlog: Any,
+    log_path: Path | None,
+) -> None:
     """Put the reason into ``result``: what went wrong at which stage, plus the server's own
     last words on stderr and any non-JSON-RPC it printed on stdout."""
     if isinstance(leaf, (TimeoutError, asyncio.TimeoutError)):
@@ -289,8 +304,6 @@ async def crawl_all(
     return list(await asyncio.gather(*(one(e) for e in entries)))
 
 
-
-
 def run_crawl(
     servers_yaml: Path,
     out_dir: Path,
@@ -331,9 +344,14 @@ def run_crawl(
     )
     results += [
         CrawlResult(
-            server=e.name, ok=False, package=e.package, package_version=e.version, crawled_at=now_iso(),
-            error=f"disabled: {e.note}" if e.note else "disabled", error_kind="disabled",
-        )  # fmt: skip
+            server=e.name,
+            ok=False,
+            package=e.package,
+            package_version=e.version,
+            crawled_at=now_iso(),
+            error=f"disabled: {e.note}" if e.note else "disabled",
+            error_kind="disabled",
+        )
         for e in skipped
     ]
     counts = write_snapshot(results, out_dir, known=by_name)

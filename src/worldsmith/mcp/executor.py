@@ -44,7 +44,9 @@ class RealExecutor:
         self._lock = asyncio.Lock()
 
     @classmethod
-    def from_config(cls, names: list[str], servers_file: Path, cache_dir: str, timeout_s: float, log_dir: Path) -> RealExecutor:
+    def from_config(
+        cls, names: list[str], servers_file: Path, cache_dir: str, timeout_s: float, log_dir: Path
+    ) -> RealExecutor:
         entries = {e.name: e for e in load_server_list(servers_file)}
         chosen = []
         for name in names:
@@ -52,7 +54,9 @@ class RealExecutor:
             if entry is None:
                 raise ValueError(f"rollouts.real_execution.servers: {name!r} is not in {servers_file}")
             if not entry.safe_to_execute:
-                raise ValueError(f"rollouts.real_execution.servers: {name!r} is not marked safe_to_execute in {servers_file}")
+                raise ValueError(
+                    f"rollouts.real_execution.servers: {name!r} is not marked safe_to_execute in {servers_file}"
+                )
             chosen.append(entry)
         return cls(chosen, cache_dir, timeout_s, log_dir)
 
@@ -109,7 +113,9 @@ class RealExecutor:
                     while (item := await s.queue.get()) is not None:
                         tool, arguments, done = item
                         try:
-                            done.set_result(await client.call_tool(tool, arguments, read_timeout_seconds=self.timeout_s))
+                            done.set_result(
+                                await client.call_tool(tool, arguments, read_timeout_seconds=self.timeout_s)
+                            )
                         except Exception as exc:  # a failed call is the caller's to record
                             done.set_exception(RealExecutionError(f"{exc.__class__.__name__}: {exc}"))
                 finally:

@@ -166,5 +166,3 @@ def load_server_list(path: str | Path) -> list[ServerEntry]:
         seen[entry.name] = i
         entries.append(entry)
     return entries
-
-

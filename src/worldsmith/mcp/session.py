@@ -46,9 +46,10 @@ def _resolve_command(entry: ServerEntry, venv: Path | None, subs: dict[str, str]
         exe = venv / "bin" / argv[0]
         if not exe.exists():
             scripts = sorted(
-                p.name for p in (venv / "bin").iterdir()
+                p.name
+                for p in (venv / "bin").iterdir()
                 if p.is_file() and not p.name.startswith(("python", "pip", "activate", "Activate"))
-            )  # fmt: skip
+            )
             raise FileNotFoundError(
                 f"no console script {argv[0]!r} in the venv; it has: {', '.join(scripts) or 'none'}"
             )
@@ -163,8 +164,6 @@ async def _list_tools_raw(client: Any) -> tuple[list[dict[str, Any]], int]:
     raise ValueError(f"tools/list still paging after {MAX_PAGES} pages")
 
 
-
-
 _quiet = {"depth": 0, "level": 0}
 
 
@@ -186,4 +185,3 @@ def _quiet_mcp_logs():
         _quiet["depth"] -= 1
         if _quiet["depth"] == 0:
             logger.setLevel(_quiet["level"])
-

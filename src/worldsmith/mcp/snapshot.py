@@ -97,10 +97,16 @@ def write_snapshot(
                 if not isinstance(tname, str) or tname in names:
                     continue  # nameless or duplicate tool: keep the first
                 names.add(tname)
-                new_lines.append({
-                    "server": name, "package": r.package, "package_version": r.package_version,
-                    "protocol_version": r.protocol_version, "crawled_at": r.crawled_at, "tool": tool,
-                })  # fmt: skip
+                new_lines.append(
+                    {
+                        "server": name,
+                        "package": r.package,
+                        "package_version": r.package_version,
+                        "protocol_version": r.protocol_version,
+                        "crawled_at": r.crawled_at,
+                        "tool": tool,
+                    }
+                )
             old = prev_tools.get(name, [])
             crawled_at = r.crawled_at
             if old and _same_content(old, new_lines):
@@ -108,26 +114,41 @@ def write_snapshot(
                 for ln in new_lines:
                     ln["crawled_at"] = crawled_at
             tool_lines.extend(new_lines)
-            server_lines.append({
-                "server": name, "status": "ok", "reason": None, "error_kind": None,
-                "tools": len(new_lines), "package": r.package, "package_version": r.package_version,
-                "server_name": r.server_name, "server_version": r.server_version,
-                "protocol_version": r.protocol_version, "crawled_at": crawled_at,
-            })  # fmt: skip
+            server_lines.append(
+                {
+                    "server": name,
+                    "status": "ok",
+                    "reason": None,
+                    "error_kind": None,
+                    "tools": len(new_lines),
+                    "package": r.package,
+                    "package_version": r.package_version,
+                    "server_name": r.server_name,
+                    "server_version": r.server_version,
+                    "protocol_version": r.protocol_version,
+                    "crawled_at": crawled_at,
+                }
+            )
         else:
             old = prev_tools.get(name, []) if r.error_kind != "disabled" else []
             prev = prev_servers.get(name, {})
             tool_lines.extend(old)
             status = "disabled" if r.error_kind == "disabled" else ("stale" if old else "failed")
-            server_lines.append({
-                "server": name, "status": status, "reason": r.error, "error_kind": r.error_kind,
-                "tools": len(old), "package": r.package,
-                "package_version": prev.get("package_version", r.package_version) if old else r.package_version,
-                "server_name": prev.get("server_name") if old else None,
-                "server_version": prev.get("server_version") if old else None,
-                "protocol_version": prev.get("protocol_version") if old else None,
-                "crawled_at": prev.get("crawled_at") if old else None,
-            })  # fmt: skip
+            server_lines.append(
+                {
+                    "server": name,
+                    "status": status,
+                    "reason": r.error,
+                    "error_kind": r.error_kind,
+                    "tools": len(old),
+                    "package": r.package,
+                    "package_version": prev.get("package_version", r.package_version) if old else r.package_version,
+                    "server_name": prev.get("server_name") if old else None,
+                    "server_version": prev.get("server_version") if old else None,
+                    "protocol_version": prev.get("protocol_version") if old else None,
+                    "crawled_at": prev.get("crawled_at") if old else None,
+                }
+            )
 
     for name in sorted(set(prev_servers) | set(prev_tools)):
         if name in crawled or (known_set is not None and name not in known_set):
@@ -169,6 +190,14 @@ def load_snapshot_specs(snapshot_dir: Path, servers_file: Path | None = None) ->
         if not line.strip():
             continue
         row = json.loads(line)
-        extra = {k: row.get(k) for k in ("package", "package_version", "protocol_version", "crawled_at") if row.get(k) is not None}
-        specs.append(from_mcp(row["tool"], server=row["server"], source="mcp", category=categories.get(row["server"]), extra=extra))
+        extra = {
+            k: row.get(k)
+            for k in ("package", "package_version", "protocol_version", "crawled_at")
+            if row.get(k) is not None
+        }
+        specs.append(
+            from_mcp(
+                row["tool"], server=row["server"], source="mcp", category=categories.get(row["server"]), extra=extra
+            )
+        )
     return specs

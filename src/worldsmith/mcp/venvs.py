@@ -140,9 +140,15 @@ def ensure_venv(
             left = install_timeout_s - (time.monotonic() - t0)
             try:
                 proc = subprocess.run(
-                    cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                    text=True, env=env, timeout=max(left, 1), cwd=cache_dir,
-                )  # fmt: skip
+                    cmd,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    text=True,
+                    env=env,
+                    timeout=max(left, 1),
+                    cwd=cache_dir,
+                )
             except subprocess.TimeoutExpired as e:
                 out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
                 output += out
@@ -163,4 +169,3 @@ def ensure_venv(
 def _write_log(path: Path | None, text: str) -> None:
     if path is not None:
         path.write_text(text)
-

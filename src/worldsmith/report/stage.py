@@ -130,26 +130,52 @@ def build_report(data_dir: str | Path, run_id: str, out: Path, trajectories: boo
     funnel_fig = f'<div class="beside">{funnel_plot(steps, "yield funnel")}{funnel_table(steps)}</div>'
     plots = [
         ("funnel", "Yield funnel", funnel_fig),
-        ("difficulty", "Pass rate by task difficulty", bars(data["by_difficulty"], "pass rate by difficulty", "share of trajectories kept", stacked="passed", rate=True)),
-        ("domain", "Pass rate by domain", bars(data["by_domain"], "pass rate by domain", "share of trajectories kept", stacked="passed", rate=True)),
+        (
+            "difficulty",
+            "Pass rate by task difficulty",
+            bars(
+                data["by_difficulty"],
+                "pass rate by difficulty",
+                "share of trajectories kept",
+                stacked="passed",
+                rate=True,
+            ),
+        ),
+        (
+            "domain",
+            "Pass rate by domain",
+            bars(data["by_domain"], "pass rate by domain", "share of trajectories kept", stacked="passed", rate=True),
+        ),
         ("coverage", "Tool coverage", bars(data["coverage"], "tool coverage", "tools")),
         ("top-tools", "Most called tools", bars(data["top_tools"], "most called tools", "calls")),
         ("turns", "User turns per trajectory", hist(turns, "user turns per trajectory", "turns")),
         ("tool-calls", "Tool calls per trajectory", hist(calls, "tool calls per trajectory", "tool calls")),
-        ("faults", "Fault recovery by kind", bars(data["faults"], "fault recovery by kind", "share handled", stacked="handled", rate=True)),
+        (
+            "faults",
+            "Fault recovery by kind",
+            bars(data["faults"], "fault recovery by kind", "share handled", stacked="handled", rate=True),
+        ),
         ("reasons", "Top failure reasons", bars(data["reasons"], "top reasons for dropping", "trajectories")),
         ("statuses", "How episodes ended", bars(data["statuses"], "how episodes ended", "trajectories")),
         ("tokens", "Token usage by role", _usage(data["usage"])),
-    ]  # fmt: skip
+    ]
     viewer = ""
     if trajectories:
         from worldsmith.report.trajectories import write_trajectories
 
         shown = write_trajectories(data_dir, run_id, out.parent / TRAJECTORIES_PAGE)
-        viewer = (f'<p>Read the trajectories themselves, kept and dropped side by side: <a href="{TRAJECTORIES_PAGE}">'
-                  f"{TRAJECTORIES_PAGE}</a> ({html.escape(shown)}).</p>")
-    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape('n/a' if v is None else str(v))}</td></tr>" for k, v in head.items())
-    figures = "".join(f'<figure class="plot" id="plot-{pid}"><figcaption>{html.escape(title)}</figcaption>{svg}</figure>' for pid, title, svg in plots)
+        viewer = (
+            f'<p>Read the trajectories themselves, kept and dropped side by side: <a href="{TRAJECTORIES_PAGE}">'
+            f"{TRAJECTORIES_PAGE}</a> ({html.escape(shown)}).</p>"
+        )
+    rows = "".join(
+        f"<tr><th>{html.escape(k)}</th><td>{html.escape('n/a' if v is None else str(v))}</td></tr>"
+        for k, v in head.items()
+    )
+    figures = "".join(
+        f'<figure class="plot" id="plot-{pid}"><figcaption>{html.escape(title)}</figcaption>{svg}</figure>'
+        for pid, title, svg in plots
+    )
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>worldsmith report: {html.escape(run_id)}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;color:#222}} table{{border-collapse:collapse}}
@@ -174,8 +200,13 @@ def run(ctx, shard: Shard | None = None) -> dict[str, Any]:
     out = ctx.store.root / "report.html"
     ctx.store.write_info(usage=ctx.usage.snapshot())  # the report reads the usage from run.json
     head = build_report(ctx.store.data_dir, ctx.run_id, out)
-    return {**{k: v for k, v in head.items() if v is not None}, "report": str(out),
-            "trajectories_page": str(out.parent / TRAJECTORIES_PAGE)}
+    return {
+        **{k: v for k, v in head.items() if v is not None},
+        "report": str(out),
+        "trajectories_page": str(out.parent / TRAJECTORIES_PAGE),
+    }
 
 
-STAGE = Stage("report", "The run's HTML report: yield funnel, pass rates, coverage, faults and tokens.", run, section="report")
+STAGE = Stage(
+    "report", "The run's HTML report: yield funnel, pass rates, coverage, faults and tokens.", run, section="report"
+)

@@ -19,17 +19,17 @@ from typing import Any
 from worldsmith.config import RolloutsConfig
 from worldsmith.llm import LLMClient, Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
+from worldsmith.mcp.executor import RealExecutor
 from worldsmith.records import Agent, FaultEvent, Task, ToolCall, Trajectory, content_id
 from worldsmith.records import World as WorldSchema
-from worldsmith.world.faults import FaultInjector
-from worldsmith.mcp.executor import RealExecutor
-from worldsmith.world.runner import SimulatorFailure, ToolRunner
-from worldsmith.world.toolset import ToolSet
 from worldsmith.rollouts.user import UserSimulator
 from worldsmith.rubric import goal_met
-from worldsmith.world.grounding import ground_tools
 from worldsmith.vocab import END_REASONS
+from worldsmith.world.faults import FaultInjector
+from worldsmith.world.grounding import ground_tools
+from worldsmith.world.runner import SimulatorFailure, ToolRunner
 from worldsmith.world.state import World
+from worldsmith.world.toolset import ToolSet
 
 # tasks where the agent must not be forced to call a tool on its first step
 NO_FORCED_CALL = ("irrelevance", "clarification")
@@ -68,11 +68,21 @@ def task_memo(task: Task) -> dict[str, tuple[Any, list[dict[str, Any]]]]:
     the identical state gets the same answer (the gold chain and the episode agree)."""
     if task.blueprint is None:
         return {}
-    return {content_id(c.tool_id, c.arguments, c.state_hash): (c.result, c.patch) for c in task.blueprint.calls if c.executor == "simulated"}
+    return {
+        content_id(c.tool_id, c.arguments, c.state_hash): (c.result, c.patch)
+        for c in task.blueprint.calls
+        if c.executor == "simulated"
+    }
 
 
-async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: RolloutsConfig, real: RealExecutor | None = None,
-                      worlds: dict[str, WorldSchema] | None = None) -> Trajectory:  # fmt: skip
+async def run_episode(
+    ep: Episode,
+    client: LLMClient,
+    prompts: Prompts,
+    cfg: RolloutsConfig,
+    real: RealExecutor | None = None,
+    worlds: dict[str, WorldSchema] | None = None,
+) -> Trajectory:
     """One episode; `real` executes the tools of safe crawled servers (None: all simulated);
     `worlds` the bound tools of these worlds, by code."""
     usage = UsageMeter()
@@ -124,10 +134,21 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
             budget()
             left = cfg.max_tool_calls - len(calls)  # > 0: reaching the limit ends the episode below
             force = cfg.require_tool == "first_turn" and steps == 0 and ep.task.difficulty not in NO_FORCED_CALL
-            done = {(c.name, str(c.arguments.get(key)).lower()) for c in calls if c.ok and isinstance(c.arguments, dict)
-                    and (key := ep.toolset.by_name[c.name].binding.key_param if c.name in ep.toolset.by_name and ep.toolset.by_name[c.name].binding else None)}  # fmt: skip
+            done = {
+                (c.name, str(c.arguments.get(key)).lower())
+                for c in calls
+                if c.ok
+                and isinstance(c.arguments, dict)
+                and (
+                    key := ep.toolset.by_name[c.name].binding.key_param
+                    if c.name in ep.toolset.by_name and ep.toolset.by_name[c.name].binding
+                    else None
+                )
+            }
             grammar = ground_tools(ep.toolset, messages, worlds or {}, done) if grounded else None
-            r = await client.tool_step("agent", messages, ep.toolset.tools, require_tool=force, seed=ep.seed + steps, grammar_tools=grammar)
+            r = await client.tool_step(
+                "agent", messages, ep.toolset.tools, require_tool=force, seed=ep.seed + steps, grammar_tools=grammar
+            )
             steps += 1
             if not r.ok:
                 raise _End("error", f"agent_output: {r.error_kind}: {r.error}", r.raw)
@@ -149,12 +170,33 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
                     raise _End("error", f"tool_sim_failed: {exc.reason}", exc.raw) from None
                 if out.patch:
                     world.commit(out.patch, call["id"], call["function"]["name"])
-                calls.append(ToolCall(turn=turns, call_id=call["id"], name=call["function"]["name"], tool=spec.name if spec else None,
-                                      tool_id=out.tool_id, arguments=out.arguments, read_only=bool(spec and spec.annotations.get("readOnlyHint")),
-                                      executor=out.executor, ok=out.ok, error=out.error, fault=out.fault, patch_ops=len(out.patch),
-                                      attempts=out.attempts))  # fmt: skip
+                calls.append(
+                    ToolCall(
+                        turn=turns,
+                        call_id=call["id"],
+                        name=call["function"]["name"],
+                        tool=spec.name if spec else None,
+                        tool_id=out.tool_id,
+                        arguments=out.arguments,
+                        read_only=bool(spec and spec.annotations.get("readOnlyHint")),
+                        executor=out.executor,
+                        ok=out.ok,
+                        error=out.error,
+                        fault=out.fault,
+                        patch_ops=len(out.patch),
+                        attempts=out.attempts,
+                    )
+                )
                 if out.fault:
-                    fault_log.append(FaultEvent(turn=turns, call_id=call["id"], tool=call["function"]["name"], kind=out.fault, forced=out.forced))
+                    fault_log.append(
+                        FaultEvent(
+                            turn=turns,
+                            call_id=call["id"],
+                            tool=call["function"]["name"],
+                            kind=out.fault,
+                            forced=out.forced,
+                        )
+                    )
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": out.content})
             if len(calls) >= cfg.max_tool_calls:
                 raise _End("max_tool_calls", f"{len(calls)} tool calls, limit {cfg.max_tool_calls}")
@@ -177,11 +219,25 @@ async def run_episode(ep: Episode, client: LLMClient, prompts: Prompts, cfg: Rol
 
     snapshot = usage.snapshot()
     return Trajectory(
-        trajectory_id=ep.trajectory_id, task_id=ep.task.task_id, agent_id=ep.agent.agent_id, sample=ep.sample, seed=ep.seed,
-        messages=messages, tools=ep.toolset.tools, world_states=world.record(), calls=calls, faults=fault_log,
+        trajectory_id=ep.trajectory_id,
+        task_id=ep.task.task_id,
+        agent_id=ep.agent.agent_id,
+        sample=ep.sample,
+        seed=ep.seed,
+        messages=messages,
+        tools=ep.toolset.tools,
+        world_states=world.record(),
+        calls=calls,
+        faults=fault_log,
         usage=snapshot,
-        models={r: client.model_for(r) for r in ROLES}, model=client.model_for("agent"), status=status, reason=reason,
+        models={r: client.model_for(r) for r in ROLES},
+        model=client.model_for("agent"),
+        status=status,
+        reason=reason,
         decoding="grounded" if grounded else role.tool_call_mode,
-        raw=raw, turns=turns, tool_calls=len(calls), generated_tokens=usage.completion_tokens,
+        raw=raw,
+        turns=turns,
+        tool_calls=len(calls),
+        generated_tokens=usage.completion_tokens,
         latency_s=round(time.perf_counter() - started, 3),
-    )  # fmt: skip
+    )

@@ -15,12 +15,12 @@ from collections import Counter
 from typing import Any
 
 from worldsmith.context import RunContext
+from worldsmith.mcp.executor import RealExecutor
 from worldsmith.progress import LiveProgress
 from worldsmith.records import Agent, Task, ToolSpec, Trajectory, World, content_id
+from worldsmith.rollouts.episode import Episode, run_episode
 from worldsmith.rollouts.stats import SECTIONS
 from worldsmith.stage import Shard, Stage, holds
-from worldsmith.rollouts.episode import Episode, run_episode
-from worldsmith.mcp.executor import RealExecutor
 from worldsmith.world.toolset import ToolSet
 
 TRANSPORT_FAILURES = ("timeout", "connection", "http")
@@ -70,7 +70,9 @@ class AdaptiveLimit:
 
 def _congested(traj: Trajectory) -> bool:
     """The episode's calls needed retries (timeouts, 429, 5xx) or failed in transport."""
-    return any(u.get("retries") or set(u.get("failures_by_kind", {})) & set(TRANSPORT_FAILURES) for u in traj.usage.values())
+    return any(
+        u.get("retries") or set(u.get("failures_by_kind", {})) & set(TRANSPORT_FAILURES) for u in traj.usage.values()
+    )
 
 
 def plan(ctx: RunContext, tasks: list[Task]) -> list[tuple[Task, int]]:
@@ -89,8 +91,13 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
     counts: Counter[str] = Counter()
     real = None
     if cfg.real_execution.enabled and cfg.real_execution.servers:
-        real = RealExecutor.from_config(cfg.real_execution.servers, ctx.path(ctx.cfg.tools.servers_file),
-                                        ctx.cfg.crawl.cache_dir, cfg.real_execution.timeout_s, ctx.store.data_dir / "logs")  # fmt: skip
+        real = RealExecutor.from_config(
+            cfg.real_execution.servers,
+            ctx.path(ctx.cfg.tools.servers_file),
+            ctx.cfg.crawl.cache_dir,
+            cfg.real_execution.timeout_s,
+            ctx.store.data_dir / "logs",
+        )
     limit = AdaptiveLimit(cfg.concurrency, cfg.adaptive_concurrency)
     toolsets: dict[str, ToolSet] = {}
 
@@ -102,8 +109,14 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
             return
         if agent.agent_id not in toolsets:
             toolsets[agent.agent_id] = ToolSet.build([tools[t] for t in agent.tool_ids if t in tools])
-        ep = Episode(trajectory_id_for(task.task_id, k, ctx.seed), task, agent, toolsets[agent.agent_id], k,
-                     episode_seed(task.task_id, k, ctx.seed))  # fmt: skip
+        ep = Episode(
+            trajectory_id_for(task.task_id, k, ctx.seed),
+            task,
+            agent,
+            toolsets[agent.agent_id],
+            k,
+            episode_seed(task.task_id, k, ctx.seed),
+        )
         async with limit:
             progress.in_flight += 1
             try:
@@ -122,13 +135,20 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
 
     async with ctx.client() as client:
         try:
-            with LiveProgress("rollouts", total=len(jobs), tokens=lambda: ctx.usage.completion_tokens,
-                              extra=lambda: f"limit {int(limit.limit)}") as progress:  # fmt: skip
+            with LiveProgress(
+                "rollouts",
+                total=len(jobs),
+                tokens=lambda: ctx.usage.completion_tokens,
+                extra=lambda: f"limit {int(limit.limit)}",
+            ) as progress:
                 await asyncio.gather(*(one(client, progress, t, k) for t, k in jobs))
         finally:
             if real is not None:
                 await real.aclose()
-    out = {"trajectories": ctx.store.count(Trajectory), "new": sum(counts[s] for s in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error"))}
+    out = {
+        "trajectories": ctx.store.count(Trajectory),
+        "new": sum(counts[s] for s in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error")),
+    }
     out.update(sorted(counts.items()))
     if real is not None and real.unavailable:
         out["real_execution_unavailable"] = real.unavailable
@@ -141,5 +161,12 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     return asyncio.run(make_rollouts(ctx, shard))
 
 
-STAGE = Stage("rollouts", "Simulated episodes per task: the agent policy with a user simulator and tools acting on a world state.", run,
-              section="rollouts", splits_by=(Task, "task_id"), totals=frozenset({"trajectories", "lowest_concurrency"}), stats=SECTIONS)
+STAGE = Stage(
+    "rollouts",
+    "Simulated episodes per task: the agent policy with a user simulator and tools acting on a world state.",
+    run,
+    section="rollouts",
+    splits_by=(Task, "task_id"),
+    totals=frozenset({"trajectories", "lowest_concurrency"}),
+    stats=SECTIONS,
+)

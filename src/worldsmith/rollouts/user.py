@@ -17,7 +17,6 @@ from worldsmith.records import Task
 from worldsmith.vocab import END_TOKENS, strip_end_tokens
 
 
-
 def user_schema(first: bool, goal_met: bool = False) -> dict[str, Any]:
     actions = ["continue"] if first else ["stop"] if goal_met else ["continue", "stop", "transfer", "give_up"]
     return {
@@ -71,9 +70,14 @@ class UserSimulator:
         first = not any(m["role"] == "user" for m in messages)
         goal = self.task.user_goal
         msgs = self.prompts.render_messages(
-            "user_sim", persona=self.task.user_persona, goal=goal, facts=goal.facts,
-            first=first, difficulty=self.task.difficulty, goal_met=goal_met and not first,
-        )  # fmt: skip
+            "user_sim",
+            persona=self.task.user_persona,
+            goal=goal,
+            facts=goal.facts,
+            first=first,
+            difficulty=self.task.difficulty,
+            goal_met=goal_met and not first,
+        )
         msgs = msgs[:1] + user_view(messages) + msgs[1:]
         r = await self.client.structured("user_sim", msgs, user_schema(first, goal_met), name="user_turn", seed=seed)
         if not r.ok:

@@ -83,13 +83,23 @@ SMOKE_TOOLS = [
 async def _structured(ctx: RunContext, client, index: int) -> SmokeResult:
     domain = DOMAINS[index % len(DOMAINS)]
     messages = ctx.prompts.render_messages("smoke_record", domain=domain)
-    result = await client.structured("tool_evolver", messages, TOOL_RECORD_SCHEMA, name="tool_record", seed=ctx.seed + index)
+    result = await client.structured(
+        "tool_evolver", messages, TOOL_RECORD_SCHEMA, name="tool_record", seed=ctx.seed + index
+    )
     return SmokeResult(
         smoke_id=content_id(ctx.run_id, "structured", index, prefix="smoke_"),
-        kind="structured", ok=result.ok, request={"domain": domain, "index": index},
-        output=result.data, error=result.error, raw=result.raw, model=result.model, endpoint=result.endpoint,
-        prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens, latency_s=result.latency_s,
-    )  # fmt: skip
+        kind="structured",
+        ok=result.ok,
+        request={"domain": domain, "index": index},
+        output=result.data,
+        error=result.error,
+        raw=result.raw,
+        model=result.model,
+        endpoint=result.endpoint,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        latency_s=result.latency_s,
+    )
 
 
 async def _tool_call(ctx: RunContext, client, index: int) -> SmokeResult:
@@ -107,16 +117,28 @@ async def _tool_call(ctx: RunContext, client, index: int) -> SmokeResult:
             break
         try:
             jsonschema.validate(json.loads(fn["arguments"]), tool["function"]["parameters"])
-        except (ValueError, RecursionError, jsonschema.ValidationError) as exc:  # not JSON (or unreadably deep or long), or invalid
+        except (
+            ValueError,
+            RecursionError,
+            jsonschema.ValidationError,
+        ) as exc:  # not JSON (or unreadably deep or long), or invalid
             ok, error = False, f"arguments of {fn['name']} invalid: {str(exc).splitlines()[0]}"
             break
     return SmokeResult(
         smoke_id=content_id(ctx.run_id, "tool_call", index, prefix="smoke_"),
-        kind="tool_call", ok=ok, request={"index": index, "messages": messages},
-        output=result.content, tool_calls=calls, error=error, raw=result.raw or (result.content if not ok else None),
-        model=result.model, endpoint=result.endpoint,
-        prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens, latency_s=result.latency_s,
-    )  # fmt: skip
+        kind="tool_call",
+        ok=ok,
+        request={"index": index, "messages": messages},
+        output=result.content,
+        tool_calls=calls,
+        error=error,
+        raw=result.raw or (result.content if not ok else None),
+        model=result.model,
+        endpoint=result.endpoint,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        latency_s=result.latency_s,
+    )
 
 
 async def make_smoke(ctx: RunContext) -> dict[str, int]:
@@ -146,5 +168,10 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, int]:
     return asyncio.run(make_smoke(ctx))
 
 
-STAGE = Stage("smoke", "Structured records and tool calls asked of the model: proves the wiring in seconds.", run, section="smoke",
-              totals=frozenset({"records", "ok", "failed"}))
+STAGE = Stage(
+    "smoke",
+    "Structured records and tool calls asked of the model: proves the wiring in seconds.",
+    run,
+    section="smoke",
+    totals=frozenset({"records", "ok", "failed"}),
+)

@@ -20,13 +20,34 @@ from typing import Any
 
 from faker import Faker
 
-from worldsmith.records import Blueprint, CollectionSpec, Criterion, FieldSpec, GoldCall, PolicyRule, Rubric, ToolSpec, World, content_id
+from worldsmith.records import (
+    Blueprint,
+    CollectionSpec,
+    Criterion,
+    FieldSpec,
+    GoldCall,
+    PolicyRule,
+    Rubric,
+    ToolSpec,
+    World,
+    content_id,
+)
 from worldsmith.world.execute import execute
 from worldsmith.world.seed import _value, seed_state
 from worldsmith.world.state import apply_patch
 
-
-DECLINES = ("cannot", "can't", "unable", "not able", "not possible", "no tool", "don't have", "do not have", "isn't possible", "not supported")
+DECLINES = (
+    "cannot",
+    "can't",
+    "unable",
+    "not able",
+    "not possible",
+    "no tool",
+    "don't have",
+    "do not have",
+    "isn't possible",
+    "not supported",
+)
 
 
 class BlueprintFailure(Exception):
@@ -63,7 +84,11 @@ class Draft:
 
 
 def bound_tools(world: World, tools: list[ToolSpec]) -> list[ToolSpec]:
-    return [t for t in tools if t.binding is not None and t.binding.world_id == world.world_id and t.binding.action != "custom"]
+    return [
+        t
+        for t in tools
+        if t.binding is not None and t.binding.world_id == world.world_id and t.binding.action != "custom"
+    ]
 
 
 def _fresh(world: World, c: CollectionSpec, f: FieldSpec, state: dict[str, Any], rng: random.Random, seed: int) -> Any:
@@ -91,17 +116,36 @@ def _candidates(c: CollectionSpec, state: dict[str, Any], rng: random.Random) ->
 
 def _forbidden(rules: list[PolicyRule], c: CollectionSpec, action: str, record: dict[str, Any]) -> PolicyRule | None:
     for r in rules:
-        if r.kind == "forbid" and r.collection == c.name and r.action == action and r.field and str(record.get(r.field)) in r.values:
+        if (
+            r.kind == "forbid"
+            and r.collection == c.name
+            and r.action == action
+            and r.field
+            and str(record.get(r.field)) in r.values
+        ):
             return r
     return None
 
 
 def _referenced(world: World, c: CollectionSpec, state: dict[str, Any], key: Any) -> bool:
-    return any(r.get(f.name) == key for other in world.collections for f in other.fields if f.ref == c.name for r in state.get(other.name, []))
+    return any(
+        r.get(f.name) == key
+        for other in world.collections
+        for f in other.fields
+        if f.ref == c.name
+        for r in state.get(other.name, [])
+    )
 
 
-def plan_call(world: World, t: ToolSpec, state: dict[str, Any], rules: list[PolicyRule], rng: random.Random, seed: int,
-              only: Any = None) -> Draft | None:  # fmt: skip
+def plan_call(
+    world: World,
+    t: ToolSpec,
+    state: dict[str, Any],
+    rules: list[PolicyRule],
+    rng: random.Random,
+    seed: int,
+    only: Any = None,
+) -> Draft | None:
     """One allowed call of tool `t` on `state` (on the record keyed `only`, when given) with its
     facts and what the user asks, or None when the world offers no record it could act on."""
     b = t.binding
@@ -124,14 +168,21 @@ def plan_call(world: World, t: ToolSpec, state: dict[str, Any], rules: list[Poli
         args = {p: record[f] for p, f in b.params.items()}
         d.steps.append(Step(t, args))
         d.facts.update({p.replace("_", " "): _spoken(v) for p, v in args.items()})
-        on = " and ".join(f"{k.replace('_', ' ')} is {v}" for k, v in {**{f: args[p] for p, f in b.params.items()}, **b.fixed}.items())
+        on = " and ".join(
+            f"{k.replace('_', ' ')} is {v}" for k, v in {**{f: args[p] for p, f in b.params.items()}, **b.fixed}.items()
+        )
         d.goal = f"find the {c.name}" + (f" whose {on}" if on else "") + f" and know their {c.key.replace('_', ' ')}s"
         d.filter_text = on
         hits = [r for r in pool if all(r.get(f) == args[p] for p, f in b.params.items())]
         if len(hits) > 3:
             d.asked[f"number of {c.name}" + (f" whose {on}" if on else "")] = str(len(hits))
         else:
-            d.asked.update({f"{c.key.replace('_', ' ')} of a matching {c.entity}" + (f" ({i + 1})" if i else ""): r[c.key] for i, r in enumerate(hits)})
+            d.asked.update(
+                {
+                    f"{c.key.replace('_', ' ')} of a matching {c.entity}" + (f" ({i + 1})" if i else ""): r[c.key]
+                    for i, r in enumerate(hits)
+                }
+            )
         return d
     for record in _candidates(c, state, rng):
         if only is not None and record[c.key] != only:
@@ -174,15 +225,21 @@ def plan_call(world: World, t: ToolSpec, state: dict[str, Any], rules: list[Poli
                     args[p] = _fresh(world, c, f, state, rng, seed)
             for fname, value in b.fixed.items():
                 flow = c.transitions.get(fname)
-                if record.get(fname) == value or (flow is not None and value not in flow.get(str(record.get(fname)), [])):
+                if record.get(fname) == value or (
+                    flow is not None and value not in flow.get(str(record.get(fname)), [])
+                ):
                     ok = False
             if not ok:
                 continue
             d.steps.append(Step(t, args))
             d.facts[c.key.replace("_", " ")] = key
             changes = {**{fields[f].name: args[p] for p, f in b.params.items()}, **b.fixed}
-            d.facts.update({f"new {k.replace('_', ' ')}": _spoken(v) for k, v in changes.items() if k in b.params.values()})
-            d.goal = " and ".join(f"set the {k.replace('_', ' ')} of {c.entity} {key} to {v}" for k, v in changes.items())
+            d.facts.update(
+                {f"new {k.replace('_', ' ')}": _spoken(v) for k, v in changes.items() if k in b.params.values()}
+            )
+            d.goal = " and ".join(
+                f"set the {k.replace('_', ' ')} of {c.entity} {key} to {v}" for k, v in changes.items()
+            )
             return d
     return None
 
@@ -196,14 +253,28 @@ def run_gold(world: World, steps: list[Step], initial: dict[str, Any]) -> tuple[
         assert b is not None
         out = execute(world, b, state, step.arguments)
         if not out.ok:
-            raise BlueprintFailure("gold_call_failed", f"{step.tool.name}({step.arguments}): {out.error[0]}: {out.error[1]}")
-        calls.append(GoldCall(tool=step.tool.name, tool_id=step.tool.tool_id, arguments=step.arguments, ok=True, result=out.result,
-                              patch=out.patch, executor="code", state_hash=content_id(state)))  # fmt: skip
+            raise BlueprintFailure(
+                "gold_call_failed", f"{step.tool.name}({step.arguments}): {out.error[0]}: {out.error[1]}"
+            )
+        calls.append(
+            GoldCall(
+                tool=step.tool.name,
+                tool_id=step.tool.tool_id,
+                arguments=step.arguments,
+                ok=True,
+                result=out.result,
+                patch=out.patch,
+                executor="code",
+                state_hash=content_id(state),
+            )
+        )
         state = apply_patch(state, out.patch)
     return calls, state
 
 
-def sample_blueprint(world: World, tools: list[ToolSpec], difficulty: str, seed: int, records: tuple[int, int] = (3, 5)) -> Draft:
+def sample_blueprint(
+    world: World, tools: list[ToolSpec], difficulty: str, seed: int, records: tuple[int, int] = (3, 5)
+) -> Draft:
     """A drafted, executed blueprint for one agent's bound tools, or BlueprintFailure."""
     rng = random.Random(seed)
     usable = bound_tools(world, tools)
@@ -224,9 +295,16 @@ def sample_blueprint(world: World, tools: list[ToolSpec], difficulty: str, seed:
         pool = writes if difficulty == "clarification" and writes else usable
         d = one(pool, state)
         if difficulty == "clarification":
-            movable = [k for k in d.facts if not k.endswith(" id") and k != world.collection(d.steps[0].tool.binding.collection).key.replace("_", " ")]
+            movable = [
+                k
+                for k in d.facts
+                if not k.endswith(" id")
+                and k != world.collection(d.steps[0].tool.binding.collection).key.replace("_", " ")
+            ]
             if not movable:
-                raise BlueprintFailure("nothing_to_withhold", f"{d.steps[0].tool.name} has no value the user could leave out")
+                raise BlueprintFailure(
+                    "nothing_to_withhold", f"{d.steps[0].tool.name} has no value the user could leave out"
+                )
             hold = rng.choice(movable)
             d.withheld[hold] = d.facts.pop(hold)
             b, c = d.steps[0].tool.binding, world.collection(d.steps[0].tool.binding.collection)
@@ -272,7 +350,12 @@ def _dependent(world: World, usable: list[ToolSpec], state: dict[str, Any], rng:
         b = first.binding
         for second in usable:
             sb = second.binding
-            if b.action == "list" and sb.action in ("get", "update", "delete") and sb.collection == b.collection and second is not first:
+            if (
+                b.action == "list"
+                and sb.action in ("get", "update", "delete")
+                and sb.collection == b.collection
+                and second is not first
+            ):
                 options.append((first, second))
             if b.action == "get" and sb.action == "get" and sb.collection != b.collection:
                 c = world.collection(b.collection)
@@ -300,22 +383,30 @@ def _dependent(world: World, usable: list[ToolSpec], state: dict[str, Any], rng:
         d.steps += e.steps
         hidden = c2.key.replace("_", " ")
         d.asked = dict(e.asked)  # the first call's result is a means, what the second finds is the goal
-        d.facts.update({k: v for k, v in e.facts.items() if k != hidden})  # the chain finds the key: the user does not know it
+        d.facts.update(
+            {k: v for k, v in e.facts.items() if k != hidden}
+        )  # the chain finds the key: the user does not know it
         if first.binding.action == "get" and e.wants:
             d.goal = f"know the {' and '.join(e.wants)} of the {c2.entity} of {c1.entity} {d.steps[0].arguments[first.binding.key_param]}"
         else:
             d.goal = f"find the {c1.entity} whose {d.filter_text}, then {e.goal.replace(f'{c2.entity} {key}', f'that {c2.entity}')}"
         return d
-    raise BlueprintFailure("no_chain", "no pair of the bundle's tools where one call's output feeds the next on this world")
+    raise BlueprintFailure(
+        "no_chain", "no pair of the bundle's tools where one call's output feeds the next on this world"
+    )
 
 
-def _refusal(world: World, usable: list[ToolSpec], state: dict[str, Any], rules: list[PolicyRule], rng: random.Random) -> Draft:
+def _refusal(
+    world: World, usable: list[ToolSpec], state: dict[str, Any], rules: list[PolicyRule], rng: random.Random
+) -> Draft:
     """The user asks for a change the rules forbid on a record that is in the forbidden state:
     the gold chain changes nothing (a lookup is allowed)."""
     for rule in rng.sample(rules, len(rules)):
         if rule.kind != "forbid":
             continue
-        tool = next((t for t in usable if t.binding.collection == rule.collection and t.binding.action == rule.action), None)
+        tool = next(
+            (t for t in usable if t.binding.collection == rule.collection and t.binding.action == rule.action), None
+        )
         c = world.collection(rule.collection)
         if tool is None or c is None:
             continue
@@ -339,13 +430,20 @@ def _refusal(world: World, usable: list[ToolSpec], state: dict[str, Any], rules:
             d.facts[f"new {f.name.replace('_', ' ')}"] = _spoken(value)
             d.goal = f"set the {f.name.replace('_', ' ')} of {c.entity} {key} to {value}"
         return d
-    raise BlueprintFailure("no_forbidden_case", "no rule of the world forbids an action the bundle has, on a record of the world")
+    raise BlueprintFailure(
+        "no_forbidden_case", "no rule of the world forbids an action the bundle has, on a record of the world"
+    )
 
 
 def _irrelevance(world: World, usable: list[ToolSpec], state: dict[str, Any], rng: random.Random) -> Draft:
     """The user asks for an action on a collection that no tool of the bundle serves."""
     served = {(t.binding.collection, t.binding.action) for t in usable}
-    wishes = [(c, a) for c in world.collections for a in ("delete", "create") if (c.name, a) not in served and state.get(c.name)]
+    wishes = [
+        (c, a)
+        for c in world.collections
+        for a in ("delete", "create")
+        if (c.name, a) not in served and state.get(c.name)
+    ]
     if not wishes:
         raise BlueprintFailure("no_unserved_action", "every action the user could ask for has a tool")
     c, action = rng.choice(wishes)
@@ -378,48 +476,141 @@ def rubric_from(world: World, d: Draft) -> Rubric:
         touched.append(c.name)
         for k in changed:
             if k not in after:
-                criteria.append(Criterion(criterion_id=cid(), kind="state", collection=c.name, key=k, key_field=c.key, op="absent",
-                                          description=f"{c.entity} {k} is deleted"))  # fmt: skip
+                criteria.append(
+                    Criterion(
+                        criterion_id=cid(),
+                        kind="state",
+                        collection=c.name,
+                        key=k,
+                        key_field=c.key,
+                        op="absent",
+                        description=f"{c.entity} {k} is deleted",
+                    )
+                )
             else:
                 what = "is created as" if k not in before else "ends as"
                 diff = {f: v for f, v in after[k].items() if before.get(k, {}).get(f) != v}
-                criteria.append(Criterion(criterion_id=cid(), kind="state", collection=c.name, key=k, key_field=c.key, op="equals", value=after[k],
-                                          description=f"{c.entity} {k} {what} " + ", ".join(f"{f}={v}" for f, v in diff.items())))  # fmt: skip
-        criteria.append(Criterion(criterion_id=cid(), kind="state", collection=c.name, key_field=c.key, op="unchanged_except", value=changed,
-                                  description=f"no other {c.entity} changed, and none was added"))  # fmt: skip
+                criteria.append(
+                    Criterion(
+                        criterion_id=cid(),
+                        kind="state",
+                        collection=c.name,
+                        key=k,
+                        key_field=c.key,
+                        op="equals",
+                        value=after[k],
+                        description=f"{c.entity} {k} {what} " + ", ".join(f"{f}={v}" for f, v in diff.items()),
+                    )
+                )
+        criteria.append(
+            Criterion(
+                criterion_id=cid(),
+                kind="state",
+                collection=c.name,
+                key_field=c.key,
+                op="unchanged_except",
+                value=changed,
+                description=f"no other {c.entity} changed, and none was added",
+            )
+        )
     if not touched:  # reads, refusals, irrelevance: the world must end as it began
         for c in world.collections:
-            criteria.append(Criterion(criterion_id=cid(), kind="state", collection=c.name, key_field=c.key, op="unchanged_except", value=[],
-                                      description=f"no {c.entity} changed, and none was added or deleted"))  # fmt: skip
+            criteria.append(
+                Criterion(
+                    criterion_id=cid(),
+                    kind="state",
+                    collection=c.name,
+                    key_field=c.key,
+                    op="unchanged_except",
+                    value=[],
+                    description=f"no {c.entity} changed, and none was added or deleted",
+                )
+            )
     for what, value in d.asked.items():
-        criteria.append(Criterion(criterion_id=cid(), kind="answer", contains=[value], description=f"tells the user the {what}: {value}"))
+        criteria.append(
+            Criterion(
+                criterion_id=cid(), kind="answer", contains=[value], description=f"tells the user the {what}: {value}"
+            )
+        )
     for s in d.steps:  # a change is confirmed to the user in words that name it (a record's key, or what it became)
         b = s.tool.binding
         if b.action in ("update", "delete") and b.key_param in s.arguments:
-            named = [str(s.arguments[b.key_param]), *(str(v) for p, v in s.arguments.items() if p != b.key_param), *map(str, b.fixed.values())]
-            criteria.append(Criterion(criterion_id=cid(), kind="answer", contains=list(dict.fromkeys(named)), any_of=True,
-                                      description=f"tells the user what {s.tool.name} did, naming {' or '.join(dict.fromkeys(named))}"))  # fmt: skip
+            named = [
+                str(s.arguments[b.key_param]),
+                *(str(v) for p, v in s.arguments.items() if p != b.key_param),
+                *map(str, b.fixed.values()),
+            ]
+            criteria.append(
+                Criterion(
+                    criterion_id=cid(),
+                    kind="answer",
+                    contains=list(dict.fromkeys(named)),
+                    any_of=True,
+                    description=f"tells the user what {s.tool.name} did, naming {' or '.join(dict.fromkeys(named))}",
+                )
+            )
     if all(s.tool.binding.action in ("get", "list") for s in d.steps):
         # a read changes nothing, so only the call shows it was made: the exact record asked for
         for s in d.steps:
-            key_args = {k: v for k, v in s.arguments.items() if k == s.tool.binding.key_param or s.tool.binding.action == "list"}
-            criteria.append(Criterion(criterion_id=cid(), kind="call", tool=s.tool.name, arguments=key_args,
-                                      description=f"calls {s.tool.name} with {key_args}"))  # fmt: skip
+            key_args = {
+                k: v for k, v in s.arguments.items() if k == s.tool.binding.key_param or s.tool.binding.action == "list"
+            }
+            criteria.append(
+                Criterion(
+                    criterion_id=cid(),
+                    kind="call",
+                    tool=s.tool.name,
+                    arguments=key_args,
+                    description=f"calls {s.tool.name} with {key_args}",
+                )
+            )
     for k, v in d.withheld.items():
         s = next((s for s in d.steps if v in map(str, s.arguments.values())), d.steps[0])
         param = next((p for p, a in s.arguments.items() if str(a) == v), None)
-        criteria.append(Criterion(criterion_id=cid(), kind="call", tool=s.tool.name, arguments={param: s.arguments[param]} if param else {},
-                                  after_user_gives=v, description=f"asks for the {k} before calling {s.tool.name} with it"))  # fmt: skip
+        criteria.append(
+            Criterion(
+                criterion_id=cid(),
+                kind="call",
+                tool=s.tool.name,
+                arguments={param: s.arguments[param]} if param else {},
+                after_user_gives=v,
+                description=f"asks for the {k} before calling {s.tool.name} with it",
+            )
+        )
     if d.rule is not None:
-        criteria.append(Criterion(criterion_id=cid(), kind="judge", description=f"declines, citing the rule: {d.rule.text}"))
+        criteria.append(
+            Criterion(criterion_id=cid(), kind="judge", description=f"declines, citing the rule: {d.rule.text}")
+        )
     if d.difficulty == "irrelevance":  # nothing changes; and the agent says it cannot, in some usual words
-        criteria.append(Criterion(criterion_id=cid(), kind="answer", contains=list(DECLINES), any_of=True, description="says it cannot do this"))
-        criteria.append(Criterion(criterion_id=cid(), kind="judge", description="explains that none of its tools can do what the user asks"))
+        criteria.append(
+            Criterion(
+                criterion_id=cid(),
+                kind="answer",
+                contains=list(DECLINES),
+                any_of=True,
+                description="says it cannot do this",
+            )
+        )
+        criteria.append(
+            Criterion(
+                criterion_id=cid(),
+                kind="judge",
+                description="explains that none of its tools can do what the user asks",
+            )
+        )
     checkpoints = [f"{s.tool.name}({s.arguments})" for s in d.steps]
     return Rubric(criteria=criteria, expected_tool_pattern=[s.tool.name for s in d.steps], checkpoints=checkpoints)
 
 
 def blueprint_record(d: Draft, request_source: str, problems: list[str]) -> Blueprint:
     touched = sorted({c for c in d.initial if d.initial.get(c) != d.end_state.get(c)})
-    return Blueprint(calls=d.calls, end_state=d.end_state, touched=touched, asked=d.asked, withheld=d.withheld,
-                     rule_id=d.rule.rule_id if d.rule else None, request_source=request_source, request_problems=problems)  # fmt: skip
+    return Blueprint(
+        calls=d.calls,
+        end_state=d.end_state,
+        touched=touched,
+        asked=d.asked,
+        withheld=d.withheld,
+        rule_id=d.rule.rule_id if d.rule else None,
+        request_source=request_source,
+        request_problems=problems,
+    )

@@ -22,8 +22,8 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from worldsmith.context import RunContext
 from worldsmith.answers import extract, mentions
+from worldsmith.context import RunContext
 from worldsmith.progress import gather_with_progress
 from worldsmith.records import Agent, Persona, Rejection, Task, ToolSpec, UserGoal, World, content_id
 from worldsmith.stage import Shard, Stage, holds
@@ -38,8 +38,11 @@ REQUEST_SCHEMA = {
     "required": ["request"],
     "additionalProperties": False,
 }
-PERSONAS = {"communication": ("brief", "casual", "formal", "chatty"), "patience": ("low", "medium", "high"),
-            "expertise": ("novice", "intermediate", "expert")}  # fmt: skip
+PERSONAS = {
+    "communication": ("brief", "casual", "formal", "chatty"),
+    "patience": ("low", "medium", "high"),
+    "expertise": ("novice", "intermediate", "expert"),
+}
 
 
 def task_id_for(agent: Agent, k: int) -> str:
@@ -60,27 +63,50 @@ def request_problems(request: str, d: Draft, scaffold: set[str] = frozenset()) -
     echoed = shingles(request) & scaffold
     if echoed:
         problems.append(f"repeats the instructions ({sorted(echoed)[0]!r})")
-    if d.entity and d.entity.lower() not in request.lower() and d.entity.replace("_", " ").lower() not in request.lower():
+    if (
+        d.entity
+        and d.entity.lower() not in request.lower()
+        and d.entity.replace("_", " ").lower() not in request.lower()
+    ):
         problems.append(f"does not speak of the {d.entity}")
     problems += [f"omits {k} {v!r}" for k, v in d.facts.items() if not mentions(v, [request])[0]]
-    secret = {**{f"the answer {k}": v for k, v in d.asked.items()}, **{f"the withheld {k}": v for k, v in d.withheld.items()}}
-    problems += [f"leaks {k} {v!r}" for k, v in secret.items() if v not in d.facts.values() and mentions(v, [request])[0]]
+    secret = {
+        **{f"the answer {k}": v for k, v in d.asked.items()},
+        **{f"the withheld {k}": v for k, v in d.withheld.items()},
+    }
+    problems += [
+        f"leaks {k} {v!r}" for k, v in secret.items() if v not in d.facts.values() and mentions(v, [request])[0]
+    ]
     given = {form for v in d.facts.values() for x in extract(v) if x.kind == "id" for form in x.forms}
-    problems += [f"names {x.raw!r}, which the user was not given" for x in extract(request) if x.kind == "id" and not x.forms & given]
+    problems += [
+        f"names {x.raw!r}, which the user was not given"
+        for x in extract(request)
+        if x.kind == "id" and not x.forms & given
+    ]
     return problems
 
 
-async def write_request(ctx: RunContext, client, d: Draft, persona: Persona, world: World, seed: int,
-                        failed: Callable[[Any], None] = lambda r: None) -> tuple[str, str, list[str]]:  # fmt: skip
+async def write_request(
+    ctx: RunContext,
+    client,
+    d: Draft,
+    persona: Persona,
+    world: World,
+    seed: int,
+    failed: Callable[[Any], None] = lambda r: None,
+) -> tuple[str, str, list[str]]:
     """(request, source, problems of the refused attempts); `failed` records a call that gave no usable output."""
     cfg = ctx.cfg.tasks
     problems: list[str] = []
     # the prompt's own wording, without this task's goal and facts: a request that repeats it is the prompt read back
-    blank = ctx.prompts.render_messages("task_request", goal="", facts={"x": "x"}, persona=persona, domain="", withheld=["x"])
+    blank = ctx.prompts.render_messages(
+        "task_request", goal="", facts={"x": "x"}, persona=persona, domain="", withheld=["x"]
+    )
     scaffold = set().union(*(shingles(m["content"]) for m in blank))
     for attempt in range(cfg.request_attempts):
-        msgs = ctx.prompts.render_messages("task_request", goal=d.goal, facts=d.facts, persona=persona, domain=world.domain,
-                                           withheld=list(d.withheld))  # fmt: skip
+        msgs = ctx.prompts.render_messages(
+            "task_request", goal=d.goal, facts=d.facts, persona=persona, domain=world.domain, withheld=list(d.withheld)
+        )
         r = await client.structured("task_writer", msgs, REQUEST_SCHEMA, name="request", seed=seed + attempt)
         if not r.ok:
             problems.append(f"call: {r.error_kind}")
@@ -93,7 +119,10 @@ async def write_request(ctx: RunContext, client, d: Draft, persona: Persona, wor
         problems.append("; ".join(found)[:300])
     if not cfg.template_fallback:
         return "", "", problems
-    (plain,) = [m["content"] for m in ctx.prompts.render_messages("user_request", goal=d.goal, facts=d.facts, difficulty=d.difficulty)]
+    (plain,) = [
+        m["content"]
+        for m in ctx.prompts.render_messages("user_request", goal=d.goal, facts=d.facts, difficulty=d.difficulty)
+    ]
     found = request_problems(plain, d)
     if found:  # the template says what the blueprint knows; a problem here is a bug in it, recorded, not hidden
         return "", "", [*problems, "template: " + "; ".join(found)]
@@ -106,20 +135,35 @@ async def make_tasks(ctx: RunContext, shard: Shard | None = None) -> dict[str, A
     worlds = {w.world_id: w for w in ctx.store.read(World)}
     agents = ctx.store.read(Agent)
     done = ctx.store.existing_ids(Task)
-    done |= {r.payload.get("task_id") for r in ctx.store.read(Rejection) if r.kind == "task" and isinstance(r.payload, dict)}
+    done |= {
+        r.payload.get("task_id") for r in ctx.store.read(Rejection) if r.kind == "task" and isinstance(r.payload, dict)
+    }
     writer = ctx.store.writer(Task, flush_every=16)
     rejections = ctx.store.writer(Rejection, flush_every=16)
     counts = {"new": 0, "rejected": 0, "failed_calls": 0, "requests_by_llm": 0, "requests_by_template": 0}
 
     def reject(task_id: str, reason: str, detail: str, payload: dict[str, Any]) -> None:
         counts["rejected"] += 1
-        rejections.add(Rejection(rejection_id=content_id("task", task_id, prefix="rej_"), kind="task", subject=f"task/{task_id}", reason=reason,
-                                 detail=detail, payload={"task_id": task_id, **payload}))  # fmt: skip
+        rejections.add(
+            Rejection(
+                rejection_id=content_id("task", task_id, prefix="rej_"),
+                kind="task",
+                subject=f"task/{task_id}",
+                reason=reason,
+                detail=detail,
+                payload={"task_id": task_id, **payload},
+            )
+        )
 
     async def blueprint_task(client, agent: Agent, tools: list[ToolSpec], difficulty: str, task_id: str) -> Task | None:
         world = worlds.get(agent.world_id or "")
         if world is None:
-            reject(task_id, "no_world", f"agent {agent.agent_id} has no world (no bound tool in its bundle)", {"agent_id": agent.agent_id})
+            reject(
+                task_id,
+                "no_world",
+                f"agent {agent.agent_id} has no world (no bound tool in its bundle)",
+                {"agent_id": agent.agent_id},
+            )
             return None
         draft, failure = None, None
         for attempt in range(cfg.blueprint_attempts):
@@ -134,19 +178,38 @@ async def make_tasks(ctx: RunContext, shard: Shard | None = None) -> dict[str, A
             return None
         rng = random.Random(seed)
         persona = Persona(**{k: rng.choice(v) for k, v in PERSONAS.items()})
+
         def failed(r) -> None:
             counts["failed_calls"] += 1
-            rejections.add(Rejection(rejection_id=content_id("request-call", task_id, r.error, prefix="rej_"), kind="llm_output",
-                                     subject=f"request/{task_id}", reason=r.error_kind or "error", detail=r.error or "", payload={"raw": r.raw}))  # fmt: skip
+            rejections.add(
+                Rejection(
+                    rejection_id=content_id("request-call", task_id, counts["failed_calls"], r.error, prefix="rej_"),
+                    kind="llm_output",
+                    subject=f"request/{task_id}",
+                    reason=r.error_kind or "error",
+                    detail=r.error or "",
+                    payload={"raw": r.raw},
+                )
+            )
 
         request, source, problems = await write_request(ctx, client, draft, persona, world, seed, failed)
         if not request:
-            reject(task_id, "request_refused", "; ".join(problems)[:500], {"agent_id": agent.agent_id, "goal": draft.goal})
+            reject(
+                task_id, "request_refused", "; ".join(problems)[:500], {"agent_id": agent.agent_id, "goal": draft.goal}
+            )
             return None
         counts[f"requests_by_{source}"] += 1
-        return Task(task_id=task_id, agent_id=agent.agent_id, difficulty=difficulty, world_id=world.world_id, user_persona=persona,
-                    user_goal=UserGoal(request=request, facts={**draft.facts, **draft.withheld}), initial_state=draft.initial,
-                    rubric=rubric_from(world, draft), blueprint=blueprint_record(draft, source, problems))  # fmt: skip
+        return Task(
+            task_id=task_id,
+            agent_id=agent.agent_id,
+            difficulty=difficulty,
+            world_id=world.world_id,
+            user_persona=persona,
+            user_goal=UserGoal(request=request, facts={**draft.facts, **draft.withheld}),
+            initial_state=draft.initial,
+            rubric=rubric_from(world, draft),
+            blueprint=blueprint_record(draft, source, problems),
+        )
 
     async def one(client, agent: Agent, k: int) -> None:
         # each agent starts at its own place in the difficulty list, so one task per agent still covers all
@@ -159,9 +222,16 @@ async def make_tasks(ctx: RunContext, shard: Shard | None = None) -> dict[str, A
             task, failed = await write_freeform(ctx, client, agent, tools, difficulty, task_id, k)
             if failed is not None:
                 counts["failed_calls"] += 1
-                rejections.add(Rejection(rejection_id=content_id("task-call", task_id, failed.error, prefix="rej_"), kind="llm_output",
-                                         subject=f"task/{task_id}", reason=failed.error_kind or "error", detail=failed.error or "",
-                                         payload={"raw": failed.raw, "agent_id": agent.agent_id}))  # fmt: skip
+                rejections.add(
+                    Rejection(
+                        rejection_id=content_id("task-call", task_id, failed.error, prefix="rej_"),
+                        kind="llm_output",
+                        subject=f"task/{task_id}",
+                        reason=failed.error_kind or "error",
+                        detail=failed.error or "",
+                        payload={"raw": failed.raw, "agent_id": agent.agent_id},
+                    )
+                )
         if task is None:
             return
         problem = validate_task(task, {t.name: t for t in tools}, cfg.max_state_bytes)
@@ -171,7 +241,13 @@ async def make_tasks(ctx: RunContext, shard: Shard | None = None) -> dict[str, A
         counts["new"] += 1
         writer.add(task)
 
-    jobs = [(a, k) for a in agents if holds(shard, a.agent_id) for k in range(cfg.per_agent) if task_id_for(a, k) not in done]
+    jobs = [
+        (a, k)
+        for a in agents
+        if holds(shard, a.agent_id)
+        for k in range(cfg.per_agent)
+        if task_id_for(a, k) not in done
+    ]
     async with ctx.client() as client:
         with writer, rejections:
             await gather_with_progress("tasks", [one(client, a, k) for a, k in jobs], total=len(jobs))
@@ -182,6 +258,13 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     return asyncio.run(make_tasks(ctx, shard))
 
 
-STAGE = Stage("tasks", "Tasks per agent and difficulty: a gold chain executed on a seeded world, the rubric from its end state, and the "
-              "user's request written around it.", run, section="tasks", splits_by=(Agent, "agent_id"), totals=frozenset({"tasks"}),
-              stats=SECTIONS)  # fmt: skip
+STAGE = Stage(
+    "tasks",
+    "Tasks per agent and difficulty: a gold chain executed on a seeded world, the rubric from its end state, and the "
+    "user's request written around it.",
+    run,
+    section="tasks",
+    splits_by=(Agent, "agent_id"),
+    totals=frozenset({"tasks"}),
+    stats=SECTIONS,
+)

@@ -27,8 +27,9 @@ from jsonpointer import JsonPointer
 from referencing.exceptions import Unresolvable
 
 from worldsmith.records import Task, ToolSpec
-from worldsmith.vocab import MACHINE_KINDS
 from worldsmith.rubric import _MISSING, check_state, parent_pointer, pointer_problem, resolve
+from worldsmith.vocab import MACHINE_KINDS
+
 
 def _shown(pointer: str) -> str:
     return pointer if len(pointer) <= 120 else pointer[:117] + "..."
@@ -69,7 +70,10 @@ def validate_task(task: Task, tools: dict[str, ToolSpec], max_state_bytes: int =
     for c in criteria:
         if c.kind == "call":
             if c.tool not in tools:
-                return "unknown_tool", f"criterion {c.criterion_id} names tool {c.tool!r}, not in the bundle ({', '.join(sorted(tools))})"
+                return (
+                    "unknown_tool",
+                    f"criterion {c.criterion_id} names tool {c.tool!r}, not in the bundle ({', '.join(sorted(tools))})",
+                )
             schema = tools[c.tool].input_schema
             props = schema.get("properties", {}) if isinstance(schema, dict) else {}
             props = props if isinstance(props, dict) else {}
@@ -82,7 +86,10 @@ def validate_task(task: Task, tools: dict[str, ToolSpec], max_state_bytes: int =
                         return "invalid_arguments", f"criterion {c.criterion_id}: {c.tool}.{arg}: {problem}"
         elif c.kind == "state" and c.collection:
             if not isinstance(task.initial_state.get(c.collection), list):
-                return "unknown_collection", f"criterion {c.criterion_id}: /{c.collection} is not a collection of the initial state"
+                return (
+                    "unknown_collection",
+                    f"criterion {c.criterion_id}: /{c.collection} is not a collection of the initial state",
+                )
         elif c.kind == "state":
             problem = pointer_problem(c.pointer) or _token_problem(c.pointer)
             if problem:
@@ -90,11 +97,20 @@ def validate_task(task: Task, tools: dict[str, ToolSpec], max_state_bytes: int =
             parent = parent_pointer(c.pointer)
             holder = resolve(task.initial_state, parent) if parent else task.initial_state
             if holder is _MISSING:
-                return "bad_pointer", f"criterion {c.criterion_id}: {_shown(parent)} does not exist in the initial state"
+                return (
+                    "bad_pointer",
+                    f"criterion {c.criterion_id}: {_shown(parent)} does not exist in the initial state",
+                )
             if not isinstance(holder, dict | list):
-                return "bad_pointer", f"criterion {c.criterion_id}: {_shown(parent)} is {json.dumps(holder)[:40]}, not an object or a list"
+                return (
+                    "bad_pointer",
+                    f"criterion {c.criterion_id}: {_shown(parent)} is {json.dumps(holder)[:40]}, not an object or a list",
+                )
             if c.op in ("absent", "gte", "lte", "contains") and resolve(task.initial_state, c.pointer) is _MISSING:
-                return "bad_pointer", f"criterion {c.criterion_id}: {_shown(c.pointer)} ({c.op}) does not exist in the initial state"
+                return (
+                    "bad_pointer",
+                    f"criterion {c.criterion_id}: {_shown(c.pointer)} ({c.op}) does not exist in the initial state",
+                )
     if task.difficulty == "irrelevance":
         if any(c.kind == "call" and c.must for c in criteria):
             return "irrelevance_calls", "an irrelevance task must not expect a tool call"
@@ -102,12 +118,19 @@ def validate_task(task: Task, tools: dict[str, ToolSpec], max_state_bytes: int =
         return "no_criteria", "no machine-checkable (state, call or answer) criterion"
     nothing_changes = task.difficulty in NOTHING_CHANGES
     states = [c for c in criteria if c.kind == "state" and c.op != "unchanged_except"]
-    if states and not nothing_changes and all(check_state(c, task.initial_state, task.initial_state)[0] for c in states):
+    if (
+        states
+        and not nothing_changes
+        and all(check_state(c, task.initial_state, task.initial_state)[0] for c in states)
+    ):
         return "already_satisfied", "the initial state already meets every state criterion"
     if nothing_changes and not states_hold_idle(task):
         return "nothing_changes_unmet", f"a {task.difficulty} task's state criteria must hold for the world as it is"
     if not nothing_changes and passes_idle(task):
-        return "passes_by_doing_nothing", "every checkable criterion holds for an agent that does nothing: nothing verifies the task was done"
+        return (
+            "passes_by_doing_nothing",
+            "every checkable criterion holds for an agent that does nothing: nothing verifies the task was done",
+        )
     return None
 
 
@@ -116,7 +139,9 @@ NOTHING_CHANGES = ("refusal", "irrelevance")
 
 def states_hold_idle(task: Task) -> bool:
     """Whether every state criterion holds when nothing is done (the world as it began)."""
-    return all(check_state(c, task.initial_state, task.initial_state)[0] for c in task.rubric.criteria if c.kind == "state")
+    return all(
+        check_state(c, task.initial_state, task.initial_state)[0] for c in task.rubric.criteria if c.kind == "state"
+    )
 
 
 def passes_idle(task: Task) -> bool:

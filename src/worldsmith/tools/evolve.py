@@ -25,6 +25,7 @@ from worldsmith.records import Rejection, ToolBinding, ToolSpec, World, content_
 from worldsmith.tools.dedup import NearDuplicateIndex
 from worldsmith.toolspec import ValidationLimits, check_spec, dedup_key
 from worldsmith.world import bindings as bind
+from worldsmith.world.schema import a_an
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 
@@ -34,11 +35,16 @@ def snake(text: str, max_len: int = 48) -> str:
     out = _NON_WORD.sub("_", text.lower()).strip("_")[:max_len].strip("_")
     return out if out and out[0].isalpha() else f"t_{out}" if out else "unnamed"
 
+
 def answered_requests(ctx: RunContext) -> set[str]:
     """Requests whose answer is stored: kept as a tool, or refused by validation. A call
     that failed (timeout, unparseable reply) is not among them: a re-run asks again."""
     done = {t.extra.get("request_id") for t in ctx.store.read(ToolSpec) if t.source == "evolved"}
-    done |= {r.payload.get("request_id") for r in ctx.store.read(Rejection) if r.kind == "tool_spec" and isinstance(r.payload, dict)}
+    done |= {
+        r.payload.get("request_id")
+        for r in ctx.store.read(Rejection)
+        if r.kind == "tool_spec" and isinstance(r.payload, dict)
+    }
     return {d for d in done if d}
 
 
@@ -63,8 +69,17 @@ class ToolSink:
             if hit:
                 problem = ("near_duplicate", f"description ~{hit[1]:.2f} Jaccard-similar to {hit[0]}")
         if problem:
-            self.reject("tool_spec", f"{spec.server}/{spec.name}", *problem, {"tool_id": spec.tool_id, "source": spec.source,
-                        "request_id": spec.extra.get("request_id"), "spec": spec.to_row() | {"created_at": None}})  # fmt: skip
+            self.reject(
+                "tool_spec",
+                f"{spec.server}/{spec.name}",
+                *problem,
+                {
+                    "tool_id": spec.tool_id,
+                    "source": spec.source,
+                    "request_id": spec.extra.get("request_id"),
+                    "spec": spec.to_row() | {"created_at": None},
+                },
+            )
             return False
         self.exact[dedup_key(spec)] = spec.tool_id
         self.near.add(spec)
@@ -74,7 +89,9 @@ class ToolSink:
 
     def reject(self, kind: str, subject: str, reason: str, detail: str, payload: Any) -> None:
         rid = content_id(kind, subject, reason, detail, prefix="rej_")
-        self.rejections.add(Rejection(rejection_id=rid, kind=kind, subject=subject, reason=reason, detail=detail, payload=payload))
+        self.rejections.add(
+            Rejection(rejection_id=rid, kind=kind, subject=subject, reason=reason, detail=detail, payload=payload)
+        )
 
     def close(self) -> None:
         self.tools.flush()
@@ -83,7 +100,10 @@ class ToolSink:
 
 NAMING = {
     "type": "object",
-    "properties": {"name": {"type": "string", "minLength": 4, "maxLength": 48}, "description": {"type": "string", "minLength": 20, "maxLength": 300}},
+    "properties": {
+        "name": {"type": "string", "minLength": 4, "maxLength": 48},
+        "description": {"type": "string", "minLength": 20, "maxLength": 300},
+    },
     "required": ["name", "description"],
     "additionalProperties": False,
 }
@@ -106,11 +126,27 @@ def _behaviour(world: World, b: ToolBinding) -> str:
 
 
 # verbs a name may start with, per action: a name that says another action misleads the agent
-VERBS = {"get": ("get", "fetch", "lookup", "look_up", "find", "retrieve", "show", "read", "view"),
-         "list": ("list", "search", "find", "browse", "query", "filter"),
-         "create": ("create", "add", "new", "register", "open", "book", "make", "submit", "place"),
-         "update": ("update", "change", "set", "edit", "modify", "mark", "cancel", "close", "move", "assign", "approve", "reject"),
-         "delete": ("delete", "remove", "purge", "drop"), "custom": ()}  # fmt: skip
+VERBS = {
+    "get": ("get", "fetch", "lookup", "look_up", "find", "retrieve", "show", "read", "view"),
+    "list": ("list", "search", "find", "browse", "query", "filter"),
+    "create": ("create", "add", "new", "register", "open", "book", "make", "submit", "place"),
+    "update": (
+        "update",
+        "change",
+        "set",
+        "edit",
+        "modify",
+        "mark",
+        "cancel",
+        "close",
+        "move",
+        "assign",
+        "approve",
+        "reject",
+    ),
+    "delete": ("delete", "remove", "purge", "drop"),
+    "custom": (),
+}
 
 
 def _named(world: World, b: ToolBinding, data: dict[str, Any] | None) -> tuple[str, str, str]:
@@ -127,15 +163,26 @@ def _named(world: World, b: ToolBinding, data: dict[str, Any] | None) -> tuple[s
     params = [*([b.key_param] if b.key_param else []), *b.params]
     lowered = text.lower()
     fits = (
-        c.entity[:4] in name and c.entity[:4] in lowered and (b.action == "custom" or name.startswith(VERBS[b.action]))
+        c.entity[:4] in name
+        and c.entity[:4] in lowered
+        and (b.action == "custom" or name.startswith(VERBS[b.action]))
         and all(p in lowered or p.replace("_", " ") in lowered for p in params)
         and not re.search(r"(.)\1{3}|https?:|www\.", name + " " + lowered)
-    )  # fmt: skip
+    )
     return (name, text, "llm") if fits else (plain_name, plain, "code")
 
 
-def bound_spec(world: World, b: ToolBinding, name: str, description: str, *, request_id: str, named_by: str,
-               parent: ToolSpec | None = None, operator: str | None = None) -> ToolSpec:  # fmt: skip
+def bound_spec(
+    world: World,
+    b: ToolBinding,
+    name: str,
+    description: str,
+    *,
+    request_id: str,
+    named_by: str,
+    parent: ToolSpec | None = None,
+    operator: str | None = None,
+) -> ToolSpec:
     """The ToolSpec of a bound tool: schemas and annotations from the binding; a custom tool
     keeps its parent's input schema and gets a generic output."""
     if b.action == "custom":
@@ -145,13 +192,23 @@ def bound_spec(world: World, b: ToolBinding, name: str, description: str, *, req
         input_schema, output_schema = bind.input_schema(world, b), bind.output_schema(world, b)
     server = f"evolved/{world.domain}"
     return ToolSpec(
-        tool_id=ToolSpec.make_id(name, description, input_schema, output_schema, server), name=name, description=description,
-        input_schema=input_schema, output_schema=output_schema, annotations=bind.annotations(b) if b.action != "custom" else
-        {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
-        source="evolved", server=server, category=world.category, domain=world.domain, parent_id=parent.tool_id if parent else None,
-        operator=operator, binding=b,
+        tool_id=ToolSpec.make_id(name, description, input_schema, output_schema, server),
+        name=name,
+        description=description,
+        input_schema=input_schema,
+        output_schema=output_schema,
+        annotations=bind.annotations(b)
+        if b.action != "custom"
+        else {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
+        source="evolved",
+        server=server,
+        category=world.category,
+        domain=world.domain,
+        parent_id=parent.tool_id if parent else None,
+        operator=operator,
+        binding=b,
         extra={"request_id": request_id, "named_by": named_by, "entities": [c.name for c in world.collections]},
-    )  # fmt: skip
+    )
 
 
 async def evolve(ctx: RunContext, sink: ToolSink, log: Callable[[str], Any] = print) -> dict[str, int]:
@@ -160,22 +217,46 @@ async def evolve(ctx: RunContext, sink: ToolSink, log: Callable[[str], Any] = pr
     by_id = {w.world_id: w for w in worlds}
     counts = {"worlds": len(worlds), "tools": 0, "evolved": 0, "named_by_llm": 0, "failed_calls": 0}
 
-    async def name_tool(client, world: World, b: ToolBinding, request_id: str, operator: str | None = None,
-                        parent: ToolSpec | None = None) -> tuple[str, str, str]:  # fmt: skip
+    async def name_tool(
+        client,
+        world: World,
+        b: ToolBinding,
+        request_id: str,
+        operator: str | None = None,
+        parent: ToolSpec | None = None,
+    ) -> tuple[str, str, str]:
         c = world.collection(b.collection)
         assert c is not None
         if cfg.naming == "code":
             name, description, _ = _named(world, b, None)
             return name, description + DESCRIPTION_TAILS.get(operator or "", ""), "code"
-        params = list(bind.input_schema(world, b)["properties"]) if b.action != "custom" else list((parent.input_schema if parent else {}).get("properties", {}))
-        msgs = ctx.prompts.render_messages("tool_naming", domain=world.domain, behaviour=_behaviour(world, b), parameters=params, entity=c.entity,
-                                           example=bind.default_name(world, b), operator=OPERATOR_CHANGES.get(operator or ""),
-                                           parent=parent.name if parent else "")  # fmt: skip
-        r = await client.structured("tool_evolver", msgs, NAMING, name="tool_name", seed=ctx.seed + zlib.crc32(request_id.encode()) % 1000)
+        params = (
+            list(bind.input_schema(world, b)["properties"])
+            if b.action != "custom"
+            else list((parent.input_schema if parent else {}).get("properties", {}))
+        )
+        msgs = ctx.prompts.render_messages(
+            "tool_naming",
+            domain=world.domain,
+            behaviour=_behaviour(world, b),
+            parameters=params,
+            entity=a_an(c.entity),
+            example=bind.default_name(world, b),
+            operator=OPERATOR_CHANGES.get(operator or ""),
+            parent=parent.name if parent else "",
+        )
+        r = await client.structured(
+            "tool_evolver", msgs, NAMING, name="tool_name", seed=ctx.seed + zlib.crc32(request_id.encode()) % 1000
+        )
         if not r.ok:
             counts["failed_calls"] += 1
-            sink.reject("llm_output", f"tools/{world.domain}/{b.collection}/{b.action}", r.error_kind or "error", r.error or "",
-                        {"raw": r.raw, "request_id": None})  # fmt: skip
+            sink.reject(
+                "llm_output",
+                f"tools/{world.domain}/{b.collection}/{b.action}/{request_id}",
+                r.error_kind or "error",
+                r.error or "",
+                {"raw": r.raw, "request_id": None},  # not the tool's request: the tool is still made, with plain text
+            )
         name, description, named_by = _named(world, b, r.data if r.ok else None)
         return name, description + DESCRIPTION_TAILS.get(operator or "", ""), named_by
 
@@ -189,20 +270,30 @@ async def evolve(ctx: RunContext, sink: ToolSink, log: Callable[[str], Any] = pr
             counts["named_by_llm"] += named_by == "llm"
             return int(sink.offer(bound_spec(world, b, name, description, request_id=request_id, named_by=named_by)))
 
-        jobs = [tool_for(w, k, b) for w in worlds for k, b in enumerate(bind.plan_bindings(w, cfg.tools_per_domain))
-                if content_id(ctx.seed, "tool", w.world_id, k) not in done]  # fmt: skip
+        jobs = [
+            tool_for(w, k, b)
+            for w in worlds
+            for k, b in enumerate(bind.plan_bindings(w, cfg.tools_per_domain))
+            if content_id(ctx.seed, "tool", w.world_id, k) not in done
+        ]
         results = await gather_with_progress("tools: designed", jobs, total=len(jobs))
         counts["tools"] = sum(results)
 
         # -- evolution operators on the designed tools
-        base = {t.tool_id: t for t in [*ctx.store.read(ToolSpec), *sink.accepted] if t.source == "evolved" and t.parent_id is None and t.binding}
+        base = {
+            t.tool_id: t
+            for t in [*ctx.store.read(ToolSpec), *sink.accepted]
+            if t.source == "evolved" and t.parent_id is None and t.binding
+        }
         done = answered_requests(ctx) | {t.extra.get("request_id") for t in sink.accepted}
 
         async def evolve_one(parent: ToolSpec, operator: str, b: ToolBinding, request_id: str) -> bool:
             world = by_id[parent.binding.world_id]
             name, description, named_by = await name_tool(client, world, b, request_id, operator, parent)
             counts["named_by_llm"] += named_by == "llm"
-            spec = bound_spec(world, b, name, description, request_id=request_id, named_by=named_by, parent=parent, operator=operator)
+            spec = bound_spec(
+                world, b, name, description, request_id=request_id, named_by=named_by, parent=parent, operator=operator
+            )
             return sink.offer(spec)
 
         jobs = []
@@ -217,10 +308,15 @@ async def evolve(ctx: RunContext, sink: ToolSink, log: Callable[[str], Any] = pr
                 operators = list(cfg.operators)
                 rng.shuffle(operators)
                 for operator in operators:
-                    b = bind.evolve_binding(by_id[parent.binding.world_id], parent.binding, operator, random.Random(f"{request_id}:{operator}"))
-                    # with code naming, a tool is its binding: an operator that keeps it (or makes a custom tool whose
-                    # behaviour only a model could describe) would add nothing new
-                    if cfg.naming == "llm" or (b != parent.binding and b.action != "custom"):
+                    b = bind.evolve_binding(
+                        by_id[parent.binding.world_id],
+                        parent.binding,
+                        operator,
+                        random.Random(f"{request_id}:{operator}"),
+                    )
+                    # a bound tool is its binding: an operator that keeps it would make a duplicate; a custom tool's
+                    # behaviour only a model can describe, so it needs model naming
+                    if b != parent.binding and (b.action != "custom" or cfg.naming == "llm"):
                         jobs.append(evolve_one(parent, operator, b, request_id))
                         break
         results = await gather_with_progress("tools: evolved", jobs, total=len(jobs))

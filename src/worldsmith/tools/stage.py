@@ -7,13 +7,14 @@ import asyncio
 from typing import Any
 
 from worldsmith.context import RunContext
+from worldsmith.mcp.snapshot import load_snapshot_specs
 from worldsmith.records import Rejection, ToolSpec
 from worldsmith.stage import Shard, Stage
-from worldsmith.tools.stats import SECTIONS
 from worldsmith.tools.dedup import NearDuplicateIndex
 from worldsmith.tools.evolve import ToolSink, evolve
-from worldsmith.mcp.snapshot import load_snapshot_specs
+from worldsmith.tools.stats import SECTIONS
 from worldsmith.toolspec import ValidationLimits, dedup_key
+
 
 def _sink(ctx: RunContext) -> ToolSink:
     tcfg = ctx.cfg.tools
@@ -47,5 +48,12 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     return counts
 
 
-STAGE = Stage("tools", "Real MCP tools from the crawl snapshot, then tools designed against each world and evolved; each validated "
-              "and de-duplicated.", run, section="tools", totals=frozenset({"tools_total", "bound", "rejected"}), stats=SECTIONS)
+STAGE = Stage(
+    "tools",
+    "Real MCP tools from the crawl snapshot, then tools designed against each world and evolved; each validated "
+    "and de-duplicated.",
+    run,
+    section="tools",
+    totals=frozenset({"tools_total", "bound", "rejected"}),
+    stats=SECTIONS,
+)

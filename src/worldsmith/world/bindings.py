@@ -43,7 +43,11 @@ def input_schema(world: World, b: ToolBinding) -> dict[str, Any]:
         required.append(b.key_param)
     for param, fname in b.params.items():
         f = fields[fname]
-        verb = {"list": "only {entity}s whose {field} is this", "update": "the new {field}", "create": "the {field}"}.get(b.action, "{field}")
+        verb = {
+            "list": "only {entity}s whose {field} is this",
+            "update": "the new {field}",
+            "create": "the {field}",
+        }.get(b.action, "{field}")
         props[param] = field_schema(c, f, verb.format(entity=c.entity, field=fname.replace("_", " ")))
         if b.action in ("create", "update"):
             required.append(param)
@@ -54,7 +58,10 @@ def output_schema(world: World, b: ToolBinding) -> dict[str, Any]:
     c = world.collection(b.collection)
     assert c is not None
     if b.action == "list":
-        return {"type": "object", "properties": {c.name: {"type": "array", "items": record_schema(c)}, "count": {"type": "integer"}}}
+        return {
+            "type": "object",
+            "properties": {c.name: {"type": "array", "items": record_schema(c)}, "count": {"type": "integer"}},
+        }
     if b.action == "delete":
         return {"type": "object", "properties": {"deleted": {"type": "string"}}}
     return record_schema(c)
@@ -62,8 +69,12 @@ def output_schema(world: World, b: ToolBinding) -> dict[str, Any]:
 
 def annotations(b: ToolBinding) -> dict[str, Any]:
     read_only = b.action in ("get", "list")
-    return {"readOnlyHint": read_only, "destructiveHint": b.action == "delete" or (b.action == "update" and bool(b.fixed)),
-            "idempotentHint": b.action != "create", "openWorldHint": False}  # fmt: skip
+    return {
+        "readOnlyHint": read_only,
+        "destructiveHint": b.action == "delete" or (b.action == "update" and bool(b.fixed)),
+        "idempotentHint": b.action != "create",
+        "openWorldHint": False,
+    }
 
 
 def default_name(world: World, b: ToolBinding) -> str:
@@ -77,7 +88,9 @@ def default_name(world: World, b: ToolBinding) -> str:
     if b.action == "update":
         if b.fixed:
             (fname, value), *_ = b.fixed.items()
-            return f"{'cancel' if value in ('cancelled', 'canceled') else 'mark'}_{c.entity}" + ("" if value in ("cancelled", "canceled") else f"_{value}")
+            return f"{'cancel' if value in ('cancelled', 'canceled') else 'mark'}_{c.entity}" + (
+                "" if value in ("cancelled", "canceled") else f"_{value}"
+            )
         return f"update_{c.entity}_" + "_and_".join(b.params.values())
     return f"{b.action}_{c.entity}"
 
@@ -86,11 +99,17 @@ def default_description(world: World, b: ToolBinding) -> str:
     c = world.collection(b.collection)
     assert c is not None
     fields = ", ".join(f.name.replace("_", " ") for f in c.fields)
+    if b.action == "custom":
+        return f"Works on {a_an(c.entity)} in one step, as its description says."
     if b.action == "get":
         return f"Look up one {c.entity} by its {c.key}: returns its {fields}."
     if b.action == "list":
         on = [*(f"{p}" for p in b.params.values()), *(f"{k} = {v}" for k, v in b.fixed.items())]
-        return f"List the {c.name}" + (f" filtered by {', '.join(on)}" if on else "") + f" (at most 20): each with its {c.key} and {fields}."
+        return (
+            f"List the {c.name}"
+            + (f" filtered by {', '.join(on)}" if on else "")
+            + f" (at most 20): each with its {c.key} and {fields}."
+        )
     if b.action == "create":
         return f"Create a new {c.entity} from its {', '.join(b.params.values())}; returns the new {c.entity} with its {c.key}."
     if b.action == "delete":
@@ -105,7 +124,9 @@ def default_description(world: World, b: ToolBinding) -> str:
 
 
 def _status(c: CollectionSpec) -> FieldSpec | None:
-    return next((f for f in c.fields if f.enum and f.name in c.transitions), None) or next((f for f in c.fields if f.enum), None)
+    return next((f for f in c.fields if f.enum and f.name in c.transitions), None) or next(
+        (f for f in c.fields if f.enum), None
+    )
 
 
 def _editable(c: CollectionSpec) -> FieldSpec | None:
@@ -119,13 +140,23 @@ def binding_for(world: World, c: CollectionSpec, action: str) -> ToolBinding | N
         return ToolBinding(world_id=world.world_id, collection=c.name, action=action, key_param=key)
     if action == "list":
         f = _status(c) or next((f for f in c.fields if f.ref), None)
-        return ToolBinding(world_id=world.world_id, collection=c.name, action="list", params={f.name: f.name} if f else {})
+        return ToolBinding(
+            world_id=world.world_id, collection=c.name, action="list", params={f.name: f.name} if f else {}
+        )
     if action == "update":
         f = _status(c) or _editable(c)
-        return ToolBinding(world_id=world.world_id, collection=c.name, action="update", key_param=key, params={f.name: f.name}) if f else None
+        return (
+            ToolBinding(
+                world_id=world.world_id, collection=c.name, action="update", key_param=key, params={f.name: f.name}
+            )
+            if f
+            else None
+        )
     if action == "create":
         settable = [f for f in c.fields if not (f.enum and f.name in c.transitions) and f.format != "date"]
-        return ToolBinding(world_id=world.world_id, collection=c.name, action="create", params={f.name: f.name for f in settable})
+        return ToolBinding(
+            world_id=world.world_id, collection=c.name, action="create", params={f.name: f.name for f in settable}
+        )
     return None
 
 
@@ -162,12 +193,18 @@ def evolve_binding(world: World, b: ToolBinding, operator: str, rng: random.Rand
     if operator == "specialize":
         status = _status(c)
         if b.action == "update" and status is not None:
-            return b.model_copy(update={"params": {}, "fixed": {status.name: rng.choice(status.enum[1:] or status.enum)}})
+            return b.model_copy(
+                update={"params": {}, "fixed": {status.name: rng.choice(status.enum[1:] or status.enum)}}
+            )
         if b.action == "list" and status is not None:
             return b.model_copy(update={"params": {}, "fixed": {status.name: rng.choice(status.enum)}})
     if operator in ("generalize", "add_parameter"):
         used = set(b.params.values()) | set(b.fixed)
-        spare = [f for f in c.fields if f.name not in used and not f.unique and f.format != "date" and not (b.action == "update" and f.ref)]
+        spare = [
+            f
+            for f in c.fields
+            if f.name not in used and not f.unique and f.format != "date" and not (b.action == "update" and f.ref)
+        ]
         if b.action == "list" and operator == "generalize":
             return b.model_copy(update={"params": {}, "fixed": {}})
         if b.action in ("list", "update") and spare:

@@ -62,7 +62,9 @@ def _check_value(world: World, c: CollectionSpec, f: FieldSpec, value: Any, stat
     return None
 
 
-def _check_unique(c: CollectionSpec, f: FieldSpec, value: Any, records: list[dict[str, Any]], skip: int | None) -> Execution | None:
+def _check_unique(
+    c: CollectionSpec, f: FieldSpec, value: Any, records: list[dict[str, Any]], skip: int | None
+) -> Execution | None:
     if f.unique and any(i != skip and _same(r.get(f.name), value) for i, r in enumerate(records)):
         return _fail("conflict", f"a {c.entity} with {f.name} {value!r} already exists")
     return None
@@ -87,11 +89,15 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
         for fname, f in fields.items():
             if fname not in values:
                 values[fname] = _default(world, f)
-            problem = _check_value(world, c, f, values[fname], state) or _check_unique(c, f, values[fname], records, None)
+            problem = _check_value(world, c, f, values[fname], state) or _check_unique(
+                c, f, values[fname], records, None
+            )
             if problem:
                 return problem
             if fname in c.transitions and values[fname] != _default(world, f):  # a lifecycle starts at its first state
-                return _fail("invalid_value", f"a new {c.entity} starts with {fname} {_default(world, f)}, not {values[fname]!r}")
+                return _fail(
+                    "invalid_value", f"a new {c.entity} starts with {fname} {_default(world, f)}, not {values[fname]!r}"
+                )
         record = {c.key: next_key(c, records), **{f: values[f] for f in fields}}
         return Execution(True, record, [{"op": "add", "path": f"/{_escape(c.name)}/-", "value": record}])
 
@@ -119,10 +125,17 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
             if problem:
                 return problem
             flow = c.transitions.get(fname)
-            if flow is not None and not _same(record.get(fname), value) and value not in flow.get(str(record.get(fname)), []):
+            if (
+                flow is not None
+                and not _same(record.get(fname), value)
+                and value not in flow.get(str(record.get(fname)), [])
+            ):
                 allowed = flow.get(str(record.get(fname)), [])
-                return _fail("transition_not_allowed", f"{c.entity} {record[c.key]} is {record.get(fname)}: its {fname} cannot become {value}"
-                             + (f" (it can become {', '.join(allowed)})" if allowed else " (no change is allowed from there)"))  # fmt: skip
+                return _fail(
+                    "transition_not_allowed",
+                    f"{c.entity} {record[c.key]} is {record.get(fname)}: its {fname} cannot become {value}"
+                    + (f" (it can become {', '.join(allowed)})" if allowed else " (no change is allowed from there)"),
+                )
             if not _same(record.get(fname), value):
                 new[fname] = value
                 patch.append({"op": "replace", "path": f"/{_escape(c.name)}/{at}/{_escape(fname)}", "value": value})

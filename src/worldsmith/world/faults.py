@@ -15,6 +15,7 @@ from typing import Any
 from worldsmith.config import FaultsConfig
 from worldsmith.vocab import FAULT_KINDS, FAULTS, FORCED_FAULT
 
+
 @dataclass(frozen=True)
 class ToolTraits:
     open_world: bool
@@ -24,7 +25,9 @@ class ToolTraits:
 
 
 def traits(annotations: dict[str, Any], simulated: bool = True, shapes_lists: bool = False) -> ToolTraits:
-    return ToolTraits(bool(annotations.get("openWorldHint")), bool(annotations.get("readOnlyHint")), simulated, shapes_lists)
+    return ToolTraits(
+        bool(annotations.get("openWorldHint")), bool(annotations.get("readOnlyHint")), simulated, shapes_lists
+    )
 
 
 class FaultInjector:

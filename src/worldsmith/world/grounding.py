@@ -53,7 +53,9 @@ def _key_params(spec: ToolSpec, world: World) -> dict[str, str]:
     return out
 
 
-def ground_tools(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World], done: set[tuple[str, str]] = frozenset()) -> list[dict[str, Any]]:
+def ground_tools(
+    toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World], done: set[tuple[str, str]] = frozenset()
+) -> list[dict[str, Any]]:
     """The toolset's OpenAI tools with key parameters narrowed to the keys seen so far; the
     tools whose required key has none are left out. `done`: (tool, key) of calls that already
     succeeded: the tool is not offered that record again (a small model otherwise repeats a

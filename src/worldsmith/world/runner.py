@@ -20,24 +20,29 @@ import jsonschema
 from referencing.exceptions import Unresolvable
 
 from worldsmith.config import RolloutsConfig
+from worldsmith.jsonschemas import embed_schema
 from worldsmith.llm import LLMClient, Prompts
+from worldsmith.mcp.executor import RealExecutionError, RealExecutor
 from worldsmith.records import ToolSpec, content_id
 from worldsmith.records import World as WorldSchema
 from worldsmith.vocab import FAULTS, error_content
-from worldsmith.world.faults import FaultInjector, traits
-from worldsmith.mcp.executor import RealExecutionError, RealExecutor
 from worldsmith.world.execute import execute
+from worldsmith.world.faults import FaultInjector, traits
 from worldsmith.world.state import PatchRejected, World
-from worldsmith.jsonschemas import embed_schema
 
 # bounded sizes: a small model otherwise repeats itself until it runs out of tokens
 SCALAR = {"anyOf": [{"type": "string", "maxLength": 300}, {"type": ["number", "boolean", "null"]}]}
-FLAT_OBJECT = {"type": "object", "additionalProperties": {"anyOf": [SCALAR, {"type": "array", "maxItems": 20, "items": SCALAR}]}}
+FLAT_OBJECT = {
+    "type": "object",
+    "additionalProperties": {"anyOf": [SCALAR, {"type": "array", "maxItems": 20, "items": SCALAR}]},
+}
 # A tool result without an output_schema: an object at most three levels deep. Unbounded
 # nesting let a small model recurse until it ran out of tokens; real results fit this.
 GENERIC_RESULT: dict[str, Any] = {
     "type": "object",
-    "additionalProperties": {"anyOf": [SCALAR, FLAT_OBJECT, {"type": "array", "maxItems": 20, "items": {"anyOf": [SCALAR, FLAT_OBJECT]}}]},
+    "additionalProperties": {
+        "anyOf": [SCALAR, FLAT_OBJECT, {"type": "array", "maxItems": 20, "items": {"anyOf": [SCALAR, FLAT_OBJECT]}}]
+    },
 }
 MAX_PATH_ENUM = 400  # more pointers than this: the path is a free string
 
@@ -77,14 +82,39 @@ def patch_op_schema(paths: list[str] | None) -> dict[str, Any]:
     """One operation; with `paths`, "add" may name any of them and remove/replace only
     pointers that exist (not a list's "-")."""
     if not paths or len(paths) > MAX_PATH_ENUM:
-        return {"type": "object", "properties": {"op": {"enum": ["add", "remove", "replace"]}, "path": {"type": "string", "minLength": 1, "maxLength": 200},
-                "value": {}}, "required": ["op", "path"], "additionalProperties": False}  # fmt: skip
+        return {
+            "type": "object",
+            "properties": {
+                "op": {"enum": ["add", "remove", "replace"]},
+                "path": {"type": "string", "minLength": 1, "maxLength": 200},
+                "value": {},
+            },
+            "required": ["op", "path"],
+            "additionalProperties": False,
+        }
     existing = [p for p in paths if not p.endswith("/-")]
-    return {"anyOf": [
-        {"type": "object", "properties": {"op": {"const": "add"}, "path": {"enum": paths}, "value": {}}, "required": ["op", "path", "value"], "additionalProperties": False},
-        {"type": "object", "properties": {"op": {"const": "replace"}, "path": {"enum": existing}, "value": {}}, "required": ["op", "path", "value"], "additionalProperties": False},
-        {"type": "object", "properties": {"op": {"const": "remove"}, "path": {"enum": existing}}, "required": ["op", "path"], "additionalProperties": False},
-    ]}  # fmt: skip
+    return {
+        "anyOf": [
+            {
+                "type": "object",
+                "properties": {"op": {"const": "add"}, "path": {"enum": paths}, "value": {}},
+                "required": ["op", "path", "value"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"op": {"const": "replace"}, "path": {"enum": existing}, "value": {}},
+                "required": ["op", "path", "value"],
+                "additionalProperties": False,
+            },
+            {
+                "type": "object",
+                "properties": {"op": {"const": "remove"}, "path": {"enum": existing}},
+                "required": ["op", "path"],
+                "additionalProperties": False,
+            },
+        ]
+    }
 
 
 class SimulatorFailure(Exception):
@@ -132,14 +162,25 @@ def result_schema(spec: ToolSpec) -> dict[str, Any]:
 def sim_schema(spec: ToolSpec, result: dict[str, Any], paths: list[str] | None = None) -> dict[str, Any]:
     """`{result, patch}`; with `paths`, patch operations may only name those pointers. The
     result schema's own $defs are hoisted to the root, where its $refs can reach them."""
-    patch = {"type": "array", "maxItems": 0} if is_read_only(spec) else {"type": "array", "maxItems": 4, "items": patch_op_schema(paths)}
+    patch = (
+        {"type": "array", "maxItems": 0}
+        if is_read_only(spec)
+        else {"type": "array", "maxItems": 4, "items": patch_op_schema(paths)}
+    )
     defs: dict[str, Any] = {}
     result = embed_schema(result, "result", defs)
-    return {"type": "object", "properties": {"result": result, "patch": patch}, "required": ["result", "patch"], "additionalProperties": False,
-            **({"$defs": defs} if defs else {})}  # fmt: skip
+    return {
+        "type": "object",
+        "properties": {"result": result, "patch": patch},
+        "required": ["result", "patch"],
+        "additionalProperties": False,
+        **({"$defs": defs} if defs else {}),
+    }
 
 
-def state_view(state: dict[str, Any], spec: ToolSpec, arguments: Any, max_chars: int) -> tuple[dict[str, Any], list[str]]:
+def state_view(
+    state: dict[str, Any], spec: ToolSpec, arguments: Any, max_chars: int
+) -> tuple[dict[str, Any], list[str]]:
     """The state, or for a large one the collections the call concerns: those named by the
     tool (name, description, entities) or holding a record whose id is an argument value."""
     if len(json.dumps(state, ensure_ascii=False)) <= max_chars:
@@ -172,8 +213,15 @@ class ToolRunner:
     what the simulator answered for a tool, arguments and state (seeded with a task's gold
     calls), so the same call in the same state has the same effect."""
 
-    def __init__(self, client: LLMClient, prompts: Prompts, cfg: RolloutsConfig, real: RealExecutor | None = None,
-                 worlds: dict[str, WorldSchema] | None = None, memo: dict[str, tuple[Any, list[dict[str, Any]]]] | None = None):  # fmt: skip
+    def __init__(
+        self,
+        client: LLMClient,
+        prompts: Prompts,
+        cfg: RolloutsConfig,
+        real: RealExecutor | None = None,
+        worlds: dict[str, WorldSchema] | None = None,
+        memo: dict[str, tuple[Any, list[dict[str, Any]]]] | None = None,
+    ):
         self.client = client
         self.prompts = prompts
         self.cfg = cfg
@@ -181,42 +229,96 @@ class ToolRunner:
         self.worlds = worlds or {}
         self.memo = memo if memo is not None else {}
 
-    async def execute(self, call: dict[str, Any], spec: ToolSpec | None, world: World, faults: FaultInjector, seed: int) -> CallOutcome:
+    async def execute(
+        self, call: dict[str, Any], spec: ToolSpec | None, world: World, faults: FaultInjector, seed: int
+    ) -> CallOutcome:
         fn = call.get("function", {})
         name = fn.get("name", "")
         if spec is None:
-            return CallOutcome(error_content("unknown_tool", f"Unknown tool: {name}"), False, "unknown_tool", error=f"unknown tool {name!r}")
+            return CallOutcome(
+                error_content("unknown_tool", f"Unknown tool: {name}"),
+                False,
+                "unknown_tool",
+                error=f"unknown tool {name!r}",
+            )
         try:
             arguments = json.loads(fn.get("arguments") or "{}")
         except (ValueError, RecursionError) as exc:  # not JSON; or nested too deeply, or an integer too long, to read
             why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc).split(":")[0][:80]
-            return CallOutcome(error_content("invalid_arguments", f"Arguments are not valid JSON: {why}"), False,
-                               "invalid_arguments", spec.tool_id, fn.get("arguments"), error=f"arguments not JSON: {why}")  # fmt: skip
+            return CallOutcome(
+                error_content("invalid_arguments", f"Arguments are not valid JSON: {why}"),
+                False,
+                "invalid_arguments",
+                spec.tool_id,
+                fn.get("arguments"),
+                error=f"arguments not JSON: {why}",
+            )
         problem = argument_problem(spec, arguments)
         if problem:
-            return CallOutcome(error_content("invalid_arguments", f"Input validation error: {problem}"), False,
-                               "invalid_arguments", spec.tool_id, arguments, error=problem)  # fmt: skip
+            return CallOutcome(
+                error_content("invalid_arguments", f"Input validation error: {problem}"),
+                False,
+                "invalid_arguments",
+                spec.tool_id,
+                arguments,
+                error=problem,
+            )
         real = self.real is not None and spec.source == "mcp" and self.real.handles(spec.server)
         b = spec.binding
         schema = self.worlds.get(b.world_id) if b is not None and b.action != "custom" else None
-        kind, forced = faults.draw(traits(spec.annotations, simulated=not real and schema is None, shapes_lists=schema is not None and b.action == "list"))
+        kind, forced = faults.draw(
+            traits(
+                spec.annotations,
+                simulated=not real and schema is None,
+                shapes_lists=schema is not None and b.action == "list",
+            )
+        )
         if kind and FAULTS[kind].error:
             code, message = FAULTS[kind].error
-            return CallOutcome(error_content(code, message), False, "fault", spec.tool_id, arguments, error=message, fault=kind, forced=forced)
+            return CallOutcome(
+                error_content(code, message),
+                False,
+                "fault",
+                spec.tool_id,
+                arguments,
+                error=message,
+                fault=kind,
+                forced=forced,
+            )
         if schema is not None:
             out = execute(schema, b, world.state, arguments)
             result = cut_list(out.result, kind) if out.ok and kind else out.result
             content = json.dumps(result, ensure_ascii=False) if out.ok else out.content
-            return CallOutcome(content, out.ok, "code", spec.tool_id, arguments, error=None if out.ok else f"{out.error[0]}: {out.error[1]}",
-                               fault=kind, forced=forced, patch=out.patch)  # fmt: skip
+            return CallOutcome(
+                content,
+                out.ok,
+                "code",
+                spec.tool_id,
+                arguments,
+                error=None if out.ok else f"{out.error[0]}: {out.error[1]}",
+                fault=kind,
+                forced=forced,
+                patch=out.patch,
+            )
         key = memo_key(spec.tool_id, arguments, world.state)
         if kind is None and key in self.memo:
             result, patch = self.memo[key]
-            return CallOutcome(json.dumps(result, ensure_ascii=False), True, "memo", spec.tool_id, arguments, patch=patch)
+            return CallOutcome(
+                json.dumps(result, ensure_ascii=False), True, "memo", spec.tool_id, arguments, patch=patch
+            )
         if real:
             try:
                 ok, text, _ = await self.real.call(spec.server, spec.name, arguments)
-                return CallOutcome(text, ok, "real", spec.tool_id, arguments, error=None if ok else text[:300], fault=kind, forced=forced)
+                return CallOutcome(
+                    text,
+                    ok,
+                    "real",
+                    spec.tool_id,
+                    arguments,
+                    error=None if ok else text[:300],
+                    fault=kind,
+                    forced=forced,
+                )
             except RealExecutionError:
                 pass  # the server cannot start: simulate (the stage reports it once)
         out = await self._simulate(spec, arguments, world, kind, forced, seed)
@@ -224,18 +326,28 @@ class ToolRunner:
             self.memo[key] = (json.loads(out.content), out.patch)
         return out
 
-    async def _simulate(self, spec: ToolSpec, arguments: dict[str, Any], world: World, fault: str | None, forced: bool, seed: int) -> CallOutcome:
+    async def _simulate(
+        self, spec: ToolSpec, arguments: dict[str, Any], world: World, fault: str | None, forced: bool, seed: int
+    ) -> CallOutcome:
         view, trimmed = state_view(world.state, spec, arguments, self.cfg.tool_sim.max_state_chars)
         result = result_schema(spec)
         paths = state_paths(view) if self.cfg.tool_sim.constrain_paths else None
         problem, raw = None, None
         for attempt in range(1, self.cfg.tool_sim.max_attempts + 1):
             msgs = self.prompts.render_messages(
-                "tool_sim", tool=spec.model_dump(include={"name", "description", "input_schema", "output_schema"}),
-                read_only=is_read_only(spec), arguments=arguments, state=view, trimmed=trimmed,
-                fault_instruction=FAULTS[fault].instruction if fault else None, problem=problem, **example_names(view),
-            )  # fmt: skip
-            r = await self.client.structured("tool_sim", msgs, sim_schema(spec, result, paths), name="tool_result", seed=seed + attempt)
+                "tool_sim",
+                tool=spec.model_dump(include={"name", "description", "input_schema", "output_schema"}),
+                read_only=is_read_only(spec),
+                arguments=arguments,
+                state=view,
+                trimmed=trimmed,
+                fault_instruction=FAULTS[fault].instruction if fault else None,
+                problem=problem,
+                **example_names(view),
+            )
+            r = await self.client.structured(
+                "tool_sim", msgs, sim_schema(spec, result, paths), name="tool_result", seed=seed + attempt
+            )
             if not r.ok:
                 problem, raw = r.error, r.raw
                 if r.error_kind == "http" and result is not GENERIC_RESULT:
@@ -257,9 +369,20 @@ class ToolRunner:
             except PatchRejected as exc:
                 problem, raw = str(exc), r.content
                 continue
-            return CallOutcome(json.dumps(r.data["result"], ensure_ascii=False), True, "simulated", spec.tool_id, arguments,
-                               fault=fault, forced=forced, patch=patch, attempts=attempt)  # fmt: skip
-        raise SimulatorFailure(f"{spec.name}: no usable answer in {self.cfg.tool_sim.max_attempts} attempts; last: {problem}", raw)
+            return CallOutcome(
+                json.dumps(r.data["result"], ensure_ascii=False),
+                True,
+                "simulated",
+                spec.tool_id,
+                arguments,
+                fault=fault,
+                forced=forced,
+                patch=patch,
+                attempts=attempt,
+            )
+        raise SimulatorFailure(
+            f"{spec.name}: no usable answer in {self.cfg.tool_sim.max_attempts} attempts; last: {problem}", raw
+        )
 
 
 def argument_problem(spec: ToolSpec, arguments: Any) -> str | None:
@@ -279,7 +402,9 @@ def output_problem(spec: ToolSpec, result: Any) -> str | None:
     if not isinstance(spec.output_schema, dict):
         return None
     try:
-        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(spec.output_schema).iter_errors(result))
+        error = jsonschema.exceptions.best_match(
+            jsonschema.Draft202012Validator(spec.output_schema).iter_errors(result)
+        )
     except (jsonschema.SchemaError, Unresolvable, RecursionError):
         return None
     if error is None:

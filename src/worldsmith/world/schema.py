@@ -26,7 +26,21 @@ def snake(text: str, max_len: int = 40) -> str:
     return out if out and out[0].isalpha() else f"x_{out}" if out else "items"
 
 
-UNCOUNTED = ("status", "news", "series", "species", "analysis", "basis", "bus", "campus", "census", "chassis", "corpus", "gas", "lens")
+UNCOUNTED = (
+    "status",
+    "news",
+    "series",
+    "species",
+    "analysis",
+    "basis",
+    "bus",
+    "campus",
+    "census",
+    "chassis",
+    "corpus",
+    "gas",
+    "lens",
+)
 
 
 def singular(plural: str) -> str:
@@ -76,14 +90,22 @@ def design_schema(entities: list[str]) -> dict[str, Any]:
             "name": {"type": "string", "minLength": 2, "maxLength": 30},
             "type": {"enum": ["string", "integer", "number", "boolean"]},
             "format": {"enum": list(FIELD_FORMATS)},
-            "values": {"type": "array", "maxItems": MAX_ENUM, "items": {"type": "string", "minLength": 2, "maxLength": 24}},
+            "values": {
+                "type": "array",
+                "maxItems": MAX_ENUM,
+                "items": {"type": "string", "minLength": 2, "maxLength": 24},
+            },
             "references": {"enum": ["", *names]},
         },
         "required": ["name", "type", "format", "values", "references"],
         "additionalProperties": False,
     }
-    step = {"type": "object", "properties": {"from": {"type": "string", "maxLength": 24}, "to": {"type": "string", "maxLength": 24}},
-            "required": ["from", "to"], "additionalProperties": False}  # fmt: skip
+    step = {
+        "type": "object",
+        "properties": {"from": {"type": "string", "maxLength": 24}, "to": {"type": "string", "maxLength": 24}},
+        "required": ["from", "to"],
+        "additionalProperties": False,
+    }
     collection = {
         "type": "object",
         "properties": {
@@ -94,8 +116,12 @@ def design_schema(entities: list[str]) -> dict[str, Any]:
         "required": ["name", "fields", "status_flow"],
         "additionalProperties": False,
     }
-    return {"type": "object", "properties": {"collections": {"type": "array", "minItems": 1, "maxItems": len(names), "items": collection}},
-            "required": ["collections"], "additionalProperties": False}  # fmt: skip
+    return {
+        "type": "object",
+        "properties": {"collections": {"type": "array", "minItems": 1, "maxItems": len(names), "items": collection}},
+        "required": ["collections"],
+        "additionalProperties": False,
+    }
 
 
 def world_id_for(domain: Domain) -> str:
@@ -127,21 +153,32 @@ def world_from_design(domain: Domain, design: dict[str, Any], today: str) -> tup
                 return None, f"{c['name']}.{name}: references {ref!r}, not another collection of this world"
             values = list(dict.fromkeys(v.strip().lower() for v in f["values"] if v.strip()))
             if values and (f["type"] != "string" or len(values) < 2 or any(not SNAKE.match(v) for v in values)):
-                return None, f"{c['name']}.{name}: enum values {f['values']} must be 2+ distinct snake_case strings of a string field"
+                return (
+                    None,
+                    f"{c['name']}.{name}: enum values {f['values']} must be 2+ distinct snake_case strings of a string field",
+                )
             if ref is not None and values:
-                return None, f"{c['name']}.{name}: a reference holds another record's key, so it cannot also list values"
+                return (
+                    None,
+                    f"{c['name']}.{name}: a reference holds another record's key, so it cannot also list values",
+                )
             if ref is not None and f["type"] != "string":
                 return None, f"{c['name']}.{name}: a reference holds a key, so its type must be string"
             fmt = "code" if ref else ("text" if values else f["format"])
             fields.append(FieldSpec(name=name, type=f["type"], format=fmt, enum=values, ref=ref, unique=fmt == "email"))
         transitions: dict[str, dict[str, list[str]]] = {}
-        status = next((f for f in fields if f.enum and f.name in ("status", "state")), None) or next((f for f in fields if f.enum), None)
+        status = next((f for f in fields if f.enum and f.name in ("status", "state")), None) or next(
+            (f for f in fields if f.enum), None
+        )
         for step in c["status_flow"]:
             a, b = step["from"].strip().lower(), step["to"].strip().lower()
             if status is None:
                 return None, f"{c['name']}: a status flow without an enum field"
             if a not in status.enum or b not in status.enum or a == b:
-                return None, f"{c['name']}: status flow step {a!r} -> {b!r} is not between two different values of {status.name} {status.enum}"
+                return (
+                    None,
+                    f"{c['name']}: status flow step {a!r} -> {b!r} is not between two different values of {status.name} {status.enum}",
+                )
             transitions.setdefault(status.name, {}).setdefault(a, [])
             if b not in transitions[status.name][a]:
                 transitions[status.name][a].append(b)
@@ -150,9 +187,21 @@ def world_from_design(domain: Domain, design: dict[str, Any], today: str) -> tup
                 transitions[status.name].setdefault(v, [])
         prefix = id_prefix(entity, taken)
         taken.add(prefix)
-        collections.append(CollectionSpec(name=c["name"], entity=entity, key=key, id_prefix=prefix, fields=fields, transitions=transitions))
-    world = World(world_id=world_id_for(domain), domain_id=domain.domain_id, domain=domain.name, category=domain.category,
-                  description=domain.description, collections=collections, today=today, source="llm")  # fmt: skip
+        collections.append(
+            CollectionSpec(
+                name=c["name"], entity=entity, key=key, id_prefix=prefix, fields=fields, transitions=transitions
+            )
+        )
+    world = World(
+        world_id=world_id_for(domain),
+        domain_id=domain.domain_id,
+        domain=domain.name,
+        category=domain.category,
+        description=domain.description,
+        collections=collections,
+        today=today,
+        source="llm",
+    )
     problem = world_problem(world)
     if problem:
         return None, problem
@@ -174,7 +223,12 @@ def world_problem(world: World) -> str | None:
                 return f"{c.name}.{f.name}: unknown format {f.format!r}"
         for field, flow in c.transitions.items():
             spec = next((f for f in c.fields if f.name == field), None)
-            if spec is None or not spec.enum or set(flow) - set(spec.enum) or {v for vs in flow.values() for v in vs} - set(spec.enum):
+            if (
+                spec is None
+                or not spec.enum
+                or set(flow) - set(spec.enum)
+                or {v for vs in flow.values() for v in vs} - set(spec.enum)
+            ):
                 return f"{c.name}: transitions of {field!r} name values outside its enum"
     if _ref_cycle(world):
         return "references form a cycle (no collection can be seeded first)"
@@ -194,7 +248,9 @@ def seeding_order(world: World) -> list[CollectionSpec]:
     left = {c.name: c for c in world.collections}
     out: list[CollectionSpec] = []
     while left:
-        ready = [c for c in left.values() if all(f.ref is None or f.ref not in left or f.ref == c.name for f in c.fields)]
+        ready = [
+            c for c in left.values() if all(f.ref is None or f.ref not in left or f.ref == c.name for f in c.fields)
+        ]
         if not ready:
             raise ValueError("reference cycle")
         for c in ready:
@@ -205,22 +261,134 @@ def seeding_order(world: World) -> list[CollectionSpec]:
 
 # --------------------------------------------------------------------------- derived by code
 
-PEOPLE = ("customer", "user", "patient", "student", "member", "employee", "passenger", "guest", "client", "contact", "traveler",
-          "traveller", "subscriber", "tenant", "driver", "owner", "person", "account_holder", "buyer", "seller", "vendor", "supplier",
-          "reviewer", "operator", "technician", "doctor", "teacher", "instructor", "agent")  # fmt: skip
-TRANSACTIONS = ("order", "booking", "reservation", "ticket", "shipment", "appointment", "request", "claim", "payment", "transfer",
-                "trade", "invoice", "refund", "return", "delivery", "job", "task", "issue", "incident", "enrollment", "enrolment",
-                "prescription", "transaction", "case", "application", "loan", "purchase", "rental", "session", "trip")  # fmt: skip
-MONEY = ("order", "payment", "invoice", "transfer", "trade", "refund", "claim", "purchase", "booking", "reservation", "rental", "loan",
-         "transaction", "prescription", "subscription", "bill", "return", "position")  # fmt: skip
-GOODS = ("product", "item", "stock", "inventory", "part", "material", "supply", "book", "medicine", "ticket_type", "asset")
-ASSETS = ("account", "card", "device", "subscription", "policy", "license", "membership", "contract", "robot", "vehicle", "sensor")
+PEOPLE = (
+    "customer",
+    "user",
+    "patient",
+    "student",
+    "member",
+    "employee",
+    "passenger",
+    "guest",
+    "client",
+    "contact",
+    "traveler",
+    "traveller",
+    "subscriber",
+    "tenant",
+    "driver",
+    "owner",
+    "person",
+    "account_holder",
+    "buyer",
+    "seller",
+    "vendor",
+    "supplier",
+    "reviewer",
+    "operator",
+    "technician",
+    "doctor",
+    "teacher",
+    "instructor",
+    "agent",
+)
+TRANSACTIONS = (
+    "order",
+    "booking",
+    "reservation",
+    "ticket",
+    "shipment",
+    "appointment",
+    "request",
+    "claim",
+    "payment",
+    "transfer",
+    "trade",
+    "invoice",
+    "refund",
+    "return",
+    "delivery",
+    "job",
+    "task",
+    "issue",
+    "incident",
+    "enrollment",
+    "enrolment",
+    "prescription",
+    "transaction",
+    "case",
+    "application",
+    "loan",
+    "purchase",
+    "rental",
+    "session",
+    "trip",
+)
+MONEY = (
+    "order",
+    "payment",
+    "invoice",
+    "transfer",
+    "trade",
+    "refund",
+    "claim",
+    "purchase",
+    "booking",
+    "reservation",
+    "rental",
+    "loan",
+    "transaction",
+    "prescription",
+    "subscription",
+    "bill",
+    "return",
+    "position",
+)
+GOODS = (
+    "product",
+    "item",
+    "stock",
+    "inventory",
+    "part",
+    "material",
+    "supply",
+    "book",
+    "medicine",
+    "ticket_type",
+    "asset",
+)
+ASSETS = (
+    "account",
+    "card",
+    "device",
+    "subscription",
+    "policy",
+    "license",
+    "membership",
+    "contract",
+    "robot",
+    "vehicle",
+    "sensor",
+)
 LIFECYCLES: dict[str, tuple[list[str], dict[str, list[str]]]] = {
-    "transaction": (["pending", "confirmed", "completed", "cancelled"],
-                    {"pending": ["confirmed", "cancelled"], "confirmed": ["completed", "cancelled"], "completed": [], "cancelled": []}),
-    "asset": (["active", "suspended", "closed"], {"active": ["suspended", "closed"], "suspended": ["active", "closed"], "closed": []}),
-    "item": (["available", "reserved", "retired"], {"available": ["reserved", "retired"], "reserved": ["available", "retired"], "retired": []}),
-}  # fmt: skip
+    "transaction": (
+        ["pending", "confirmed", "completed", "cancelled"],
+        {
+            "pending": ["confirmed", "cancelled"],
+            "confirmed": ["completed", "cancelled"],
+            "completed": [],
+            "cancelled": [],
+        },
+    ),
+    "asset": (
+        ["active", "suspended", "closed"],
+        {"active": ["suspended", "closed"], "suspended": ["active", "closed"], "closed": []},
+    ),
+    "item": (
+        ["available", "reserved", "retired"],
+        {"available": ["reserved", "retired"], "reserved": ["available", "retired"], "retired": []},
+    ),
+}
 
 
 def _is(entity: str, words: tuple[str, ...]) -> bool:
@@ -251,17 +419,29 @@ def derive_world(domain: Domain, today: str, problem: str | None = None) -> Worl
     for name in entities:
         entity, kind = singular(name), kinds[name]
         if kind == "person":
-            fields = [FieldSpec(name="full_name", format="person_name"), FieldSpec(name="email", format="email", unique=True),
-                      FieldSpec(name="phone", format="phone"), FieldSpec(name="city", format="city")]  # fmt: skip
+            fields = [
+                FieldSpec(name="full_name", format="person_name"),
+                FieldSpec(name="email", format="email", unique=True),
+                FieldSpec(name="phone", format="phone"),
+                FieldSpec(name="city", format="city"),
+            ]
             transitions: dict[str, dict[str, list[str]]] = {}
         else:
-            values, flow = LIFECYCLES["transaction" if kind == "transaction" else "asset" if kind == "asset" else "item"]
-            prose = kind == "transaction" and _is(entity, ("ticket", "issue", "incident", "case", "request", "task", "job", "claim"))
+            values, flow = LIFECYCLES[
+                "transaction" if kind == "transaction" else "asset" if kind == "asset" else "item"
+            ]
+            prose = kind == "transaction" and _is(
+                entity, ("ticket", "issue", "incident", "case", "request", "task", "job", "claim")
+            )
             goods = _is(entity, GOODS)
-            fields = [FieldSpec(name="title" if kind == "transaction" else "name",
-                                format="sentence" if prose else "product" if kind == "transaction" or goods else "label")]  # fmt: skip
+            fields = [
+                FieldSpec(
+                    name="title" if kind == "transaction" else "name",
+                    format="sentence" if prose else "product" if kind == "transaction" or goods else "label",
+                )
+            ]
             # transactions name who and what they are about; assets whom they belong to; items stand alone
-            for target in ((person, item) if kind == "transaction" else (person,) if kind == "asset" else ()):
+            for target in (person, item) if kind == "transaction" else (person,) if kind == "asset" else ():
                 if target is not None and target != name:
                     fields.append(FieldSpec(name=f"{singular(target)}_id", format="code", ref=target))
             if kind == "transaction" and _is(entity, MONEY):
@@ -278,9 +458,22 @@ def derive_world(domain: Domain, today: str, problem: str | None = None) -> Worl
             transitions = {"status": {k: list(v) for k, v in flow.items()}}
         prefix = id_prefix(entity, taken)
         taken.add(prefix)
-        collections.append(CollectionSpec(name=name, entity=entity, key=f"{entity}_id", id_prefix=prefix, fields=fields, transitions=transitions))
-    world = World(world_id=world_id_for(domain), domain_id=domain.domain_id, domain=domain.name, category=domain.category,
-                  description=domain.description, collections=collections, today=today, source="derived", problem=problem)  # fmt: skip
+        collections.append(
+            CollectionSpec(
+                name=name, entity=entity, key=f"{entity}_id", id_prefix=prefix, fields=fields, transitions=transitions
+            )
+        )
+    world = World(
+        world_id=world_id_for(domain),
+        domain_id=domain.domain_id,
+        domain=domain.name,
+        category=domain.category,
+        description=domain.description,
+        collections=collections,
+        today=today,
+        source="derived",
+        problem=problem,
+    )
     return world.model_copy(update={"rules": derive_rules(world)})
 
 
@@ -303,14 +496,38 @@ def derive_rules(world: World) -> list[PolicyRule]:
             text = f"{a_an(c.entity).capitalize()}'s {field} may change only like this: {moves}."
             if finals:
                 text += f" {a_an(c.entity).capitalize()} that is {' or '.join(finals)} keeps that {field}."
-            rules.append(PolicyRule(rule_id=content_id(world.world_id, c.name, field, "transition")[:12], kind="transition",
-                                    collection=c.name, action="update", field=field, text=text))  # fmt: skip
+            rules.append(
+                PolicyRule(
+                    rule_id=content_id(world.world_id, c.name, field, "transition")[:12],
+                    kind="transition",
+                    collection=c.name,
+                    action="update",
+                    field=field,
+                    text=text,
+                )
+            )
             kept = [v for v in finals if v not in ("cancelled", "canceled")] or finals
             if kept:
-                rules.append(PolicyRule(rule_id=content_id(world.world_id, c.name, field, "forbid")[:12], kind="forbid", collection=c.name,
-                                        action="delete", field=field, values=kept,
-                                        text=f"Never delete {a_an(c.entity)} whose {field} is {' or '.join(kept)}: its record must be kept."))  # fmt: skip
-                rules.append(PolicyRule(rule_id=content_id(world.world_id, c.name, field, "frozen")[:12], kind="forbid", collection=c.name,
-                                        action="update", field=field, values=kept,
-                                        text=f"Do not change any detail of {a_an(c.entity)} whose {field} is {' or '.join(kept)}."))  # fmt: skip
+                rules.append(
+                    PolicyRule(
+                        rule_id=content_id(world.world_id, c.name, field, "forbid")[:12],
+                        kind="forbid",
+                        collection=c.name,
+                        action="delete",
+                        field=field,
+                        values=kept,
+                        text=f"Never delete {a_an(c.entity)} whose {field} is {' or '.join(kept)}: its record must be kept.",
+                    )
+                )
+                rules.append(
+                    PolicyRule(
+                        rule_id=content_id(world.world_id, c.name, field, "frozen")[:12],
+                        kind="forbid",
+                        collection=c.name,
+                        action="update",
+                        field=field,
+                        values=kept,
+                        text=f"Do not change any detail of {a_an(c.entity)} whose {field} is {' or '.join(kept)}.",
+                    )
+                )
     return rules

@@ -15,14 +15,74 @@ from faker import Faker
 from worldsmith.records import CollectionSpec, FieldSpec, World
 from worldsmith.world.schema import seeding_order
 
-PRODUCTS = ("kettle", "desk lamp", "backpack", "monitor", "headphones", "coffee grinder", "rain jacket", "office chair", "blender",
-            "keyboard", "water bottle", "router", "notebook", "travel mug", "bike helmet", "phone case", "yoga mat", "toaster")  # fmt: skip
-PHRASES = ("Refund for a damaged item", "Wrong size delivered", "Login does not work", "Invoice shows the wrong amount",
-           "Package arrived late", "Change the delivery address", "Question about the warranty", "Cancel the extra charge",
-           "Upgrade to the yearly plan", "Reset the account password", "Missing part in the box", "Double charge on the card")  # fmt: skip
-LABELS = ("alpha", "harbor", "ledger", "orbit", "maple", "summit", "delta", "cobalt", "atlas", "juniper", "pioneer", "beacon",
-          "granite", "meadow", "falcon", "lumen", "nova", "quartz")  # fmt: skip
-ADJECTIVES = ("blue", "compact", "wireless", "steel", "large", "classic", "red", "portable", "bamboo", "silver", "quiet", "family")
+PRODUCTS = (
+    "kettle",
+    "desk lamp",
+    "backpack",
+    "monitor",
+    "headphones",
+    "coffee grinder",
+    "rain jacket",
+    "office chair",
+    "blender",
+    "keyboard",
+    "water bottle",
+    "router",
+    "notebook",
+    "travel mug",
+    "bike helmet",
+    "phone case",
+    "yoga mat",
+    "toaster",
+)
+PHRASES = (
+    "Refund for a damaged item",
+    "Wrong size delivered",
+    "Login does not work",
+    "Invoice shows the wrong amount",
+    "Package arrived late",
+    "Change the delivery address",
+    "Question about the warranty",
+    "Cancel the extra charge",
+    "Upgrade to the yearly plan",
+    "Reset the account password",
+    "Missing part in the box",
+    "Double charge on the card",
+)
+LABELS = (
+    "alpha",
+    "harbor",
+    "ledger",
+    "orbit",
+    "maple",
+    "summit",
+    "delta",
+    "cobalt",
+    "atlas",
+    "juniper",
+    "pioneer",
+    "beacon",
+    "granite",
+    "meadow",
+    "falcon",
+    "lumen",
+    "nova",
+    "quartz",
+)
+ADJECTIVES = (
+    "blue",
+    "compact",
+    "wireless",
+    "steel",
+    "large",
+    "classic",
+    "red",
+    "portable",
+    "bamboo",
+    "silver",
+    "quiet",
+    "family",
+)
 
 
 def key_of(c: CollectionSpec, record: dict[str, Any]) -> Any:
@@ -39,7 +99,9 @@ def next_key(c: CollectionSpec, records: list[dict[str, Any]]) -> str:
     return f"{c.id_prefix}-{max(numbers, default=1000) + 1}"
 
 
-def _value(f: FieldSpec, fake: Faker, rng: random.Random, today: dt.date, keys: dict[str, list[str]], index: int) -> Any:
+def _value(
+    f: FieldSpec, fake: Faker, rng: random.Random, today: dt.date, keys: dict[str, list[str]], index: int
+) -> Any:
     if f.ref is not None:
         return rng.choice(keys[f.ref])
     if f.type == "boolean":
@@ -68,7 +130,9 @@ def _value(f: FieldSpec, fake: Faker, rng: random.Random, today: dt.date, keys: 
     if fmt == "date":
         return (today + dt.timedelta(days=rng.randint(-90, 60))).isoformat()
     if fmt == "datetime":
-        return dt.datetime.combine(today + dt.timedelta(days=rng.randint(-90, 60)), dt.time(rng.randint(8, 19), rng.choice((0, 15, 30, 45)))).isoformat()
+        return dt.datetime.combine(
+            today + dt.timedelta(days=rng.randint(-90, 60)), dt.time(rng.randint(8, 19), rng.choice((0, 15, 30, 45)))
+        ).isoformat()
     if fmt == "time":
         return f"{rng.randint(8, 19):02d}:{rng.choice((0, 15, 30, 45)):02d}"
     if fmt == "url":

@@ -42,7 +42,9 @@ def state_problem(before: dict[str, Any], after: Any, max_bytes: int) -> str | N
 
 
 def _kind(value: Any) -> str:
-    return {dict: "object", list: "list", str: "string", bool: "boolean", int: "number", float: "number"}.get(type(value), "null")
+    return {dict: "object", list: "list", str: "string", bool: "boolean", int: "number", float: "number"}.get(
+        type(value), "null"
+    )
 
 
 def apply_patch(state: dict[str, Any], patch: list[dict[str, Any]], max_bytes: int = 1 << 20) -> dict[str, Any]:

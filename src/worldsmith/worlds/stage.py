@@ -36,7 +36,12 @@ DOMAINS_SCHEMA = {
                 "properties": {
                     "name": {"type": "string", "minLength": 3, "maxLength": 60},
                     "description": {"type": "string", "minLength": 10, "maxLength": 300},
-                    "entities": {"type": "array", "minItems": 1, "maxItems": 5, "items": {"type": "string", "minLength": 2, "maxLength": 40}},
+                    "entities": {
+                        "type": "array",
+                        "minItems": 1,
+                        "maxItems": 5,
+                        "items": {"type": "string", "minLength": 2, "maxLength": 40},
+                    },
                 },
                 "required": ["name", "description", "entities"],
                 "additionalProperties": False,
@@ -58,8 +63,14 @@ def load_taxonomy(path: Path) -> list[dict[str, Any]]:
     for i, c in enumerate(cats):
         if not isinstance(c, dict) or not isinstance(c.get("name"), str):
             raise ValueError(f"{path}: categories[{i}] needs a `name`")
-        out.append({"name": c["name"], "hint": c.get("hint", ""), "example_domains": list(c.get("example_domains", [])),
-                    "entities": [str(e) for e in c.get("entities", [])]})  # fmt: skip
+        out.append(
+            {
+                "name": c["name"],
+                "hint": c.get("hint", ""),
+                "example_domains": list(c.get("example_domains", [])),
+                "entities": [str(e) for e in c.get("entities", [])],
+            }
+        )
     return out
 
 
@@ -86,8 +97,16 @@ async def make_worlds(ctx: RunContext) -> dict[str, Any]:
 
     def reject(subject: str, reason: str, detail: str, payload: Any, kind: str = "llm_output") -> None:
         """A failed call (llm_output) or a refused design (world_design), with its reason and the model's output."""
-        rejections.add(Rejection(rejection_id=content_id("world", subject, reason, detail, prefix="rej_"), kind=kind, subject=subject,
-                                 reason=reason, detail=detail, payload=payload))  # fmt: skip
+        rejections.add(
+            Rejection(
+                rejection_id=content_id("world", subject, reason, detail, prefix="rej_"),
+                kind=kind,
+                subject=subject,
+                reason=reason,
+                detail=detail,
+                payload=payload,
+            )
+        )
 
     async with ctx.client() as client:
         by_cat: dict[str, list[Domain]] = {}
@@ -95,7 +114,9 @@ async def make_worlds(ctx: RunContext) -> dict[str, Any]:
             by_cat.setdefault(d.category, []).append(d)
 
         async def domains_for(cat: dict[str, Any]) -> list[Domain]:
-            msgs = ctx.prompts.render_messages("evolve_domains", category=cat, count=cfg.domains_per_category, existing=[])
+            msgs = ctx.prompts.render_messages(
+                "evolve_domains", category=cat, count=cfg.domains_per_category, existing=[]
+            )
             r = await client.structured("tool_evolver", msgs, DOMAINS_SCHEMA, name="domains", seed=ctx.seed)
             if not r.ok:
                 counts["failed_calls"] += 1
@@ -106,15 +127,24 @@ async def make_worlds(ctx: RunContext) -> dict[str, Any]:
                 if d["name"].lower() in names:
                     continue
                 names.add(d["name"].lower())
-                out.append(Domain(domain_id=content_id(ctx.seed, cat["name"], i, prefix="dom_"), category=cat["name"], name=d["name"].strip(),
-                                  description=d["description"].strip(), entities=usable_entities(d["entities"], cat["entities"])))  # fmt: skip
+                out.append(
+                    Domain(
+                        domain_id=content_id(ctx.seed, cat["name"], i, prefix="dom_"),
+                        category=cat["name"],
+                        name=d["name"].strip(),
+                        description=d["description"].strip(),
+                        entities=usable_entities(d["entities"], cat["entities"]),
+                    )
+                )
             for d in out:
                 domain_writer.add(d)
             return out
 
         todo = [c for c in categories if c["name"] not in by_cat]
         with domain_writer, rejections:
-            for found in await gather_with_progress("worlds: domains", [domains_for(c) for c in todo], total=len(todo), failed=lambda ds: not ds):
+            for found in await gather_with_progress(
+                "worlds: domains", [domains_for(c) for c in todo], total=len(todo), failed=lambda ds: not ds
+            ):
                 for d in found:
                     by_cat.setdefault(d.category, []).append(d)
         domains = [d for c in categories for d in by_cat.get(c["name"], [])]
@@ -124,32 +154,61 @@ async def make_worlds(ctx: RunContext) -> dict[str, Any]:
         async def world_for(domain: Domain) -> World:
             if cfg.design == "derived":
                 return derive_world(domain, today)
-            msgs = ctx.prompts.render_messages("world_design", domain=domain, collections=[plural(e) for e in domain.entities])
-            r = await client.structured("tool_evolver", msgs, design_schema(domain.entities), name="world", seed=ctx.seed)
+            msgs = ctx.prompts.render_messages(
+                "world_design", domain=domain, collections=[plural(e) for e in domain.entities]
+            )
+            r = await client.structured(
+                "tool_evolver", msgs, design_schema(domain.entities), name="world", seed=ctx.seed
+            )
             if not r.ok:
                 counts["failed_calls"] += 1
-                reject(f"world/{domain.name}", r.error_kind or "error", r.error or "", {"raw": r.raw, "domain_id": domain.domain_id})
+                reject(
+                    f"world/{domain.name}",
+                    r.error_kind or "error",
+                    r.error or "",
+                    {"raw": r.raw, "domain_id": domain.domain_id},
+                )
                 return derive_world(domain, today, problem=f"design call failed: {r.error_kind}")
             world, problem = world_from_design(domain, r.data, today)
             if world is None:
                 counts["designs_refused"] += 1
-                reject(f"world/{domain.name}", "invalid_design", problem or "", {"design": r.data, "domain_id": domain.domain_id}, kind="world_design")
+                reject(
+                    f"world/{domain.name}",
+                    "invalid_design",
+                    problem or "",
+                    {"design": r.data, "domain_id": domain.domain_id},
+                    kind="world_design",
+                )
                 return derive_world(domain, today, problem=problem)
             return world
 
         jobs = [world_for(d) for d in domains if world_id_for(d) not in done]
         with world_writer, rejections:
-            for w in await gather_with_progress("worlds: schemas", jobs, total=len(jobs), failed=lambda w: w.source != "llm"):
+            for w in await gather_with_progress(
+                "worlds: schemas", jobs, total=len(jobs), failed=lambda w: w.source != "llm"
+            ):
                 world_writer.add(w)
     worlds = ctx.store.read(World)
-    return {"domains": len(domains), "worlds": len(worlds), "designed": sum(w.source == "llm" for w in worlds),
-            "derived": sum(w.source == "derived" for w in worlds), "collections": sum(len(w.collections) for w in worlds), **counts}  # fmt: skip
+    return {
+        "domains": len(domains),
+        "worlds": len(worlds),
+        "designed": sum(w.source == "llm" for w in worlds),
+        "derived": sum(w.source == "derived" for w in worlds),
+        "collections": sum(len(w.collections) for w in worlds),
+        **counts,
+    }
 
 
 def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     return asyncio.run(make_worlds(ctx))
 
 
-STAGE = Stage("worlds", "Domains per taxonomy category and a world schema per domain: typed collections, keys, references, enums "
-              "with transitions, and rules.", run, section="worlds", totals=frozenset({"domains", "worlds", "designed", "derived", "collections"}),
-              stats=SECTIONS)  # fmt: skip
+STAGE = Stage(
+    "worlds",
+    "Domains per taxonomy category and a world schema per domain: typed collections, keys, references, enums "
+    "with transitions, and rules.",
+    run,
+    section="worlds",
+    totals=frozenset({"domains", "worlds", "designed", "derived", "collections"}),
+    stats=SECTIONS,
+)
