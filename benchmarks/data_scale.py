@@ -174,7 +174,8 @@ def write_catalog_records(run: Path) -> None:
 
 def write_chunk(run: Path, start: int, n: int, export_mode: bool) -> dict[str, int]:
     """Trajectories [start, start+n) with their verdicts, tasks and (query mode) SFT rows, one shard each.
-    Export mode: every row finished, one in eleven failed by the judge, one in a hundred an exact copy of its neighbour."""
+    Export mode: every row finished, one in eleven failed by the judge, one in a hundred an exact copy of its
+    neighbour."""
     rng = np.random.default_rng(start + (1 << 40) * export_mode)
     vocab = words()
     i = np.arange(start, start + n)
@@ -196,7 +197,9 @@ def write_chunk(run: Path, start: int, n: int, export_mode: bool) -> dict[str, i
         msgs: list[dict[str, Any]] = [
             {
                 "role": "system",
-                "content": f"You are the assistant of desk {a}. Use the tools; never claim an action you did not perform.",
+                "content": (
+                    f"You are the assistant of desk {a}. Use the tools; never claim an action you did not perform."
+                ),
             },
             {"role": "user", "content": " ".join(vocab[w] for w in text[:14])},
         ]
@@ -374,7 +377,10 @@ def write_chunk(run: Path, start: int, n: int, export_mode: bool) -> dict[str, i
                     "user_goal": ['{"request": "Close record r-1001.", "facts": {}}'] * k,
                     "initial_state": ['{"records": [{"id": "r-1001", "status": "open"}]}'] * k,
                     "rubric": [
-                        '{"criteria": [{"criterion_id": "c2", "kind": "state", "description": "closed", "pointer": "/records/0/status", "op": "equals", "value": "closed"}]}'
+                        (
+                            '{"criteria": [{"criterion_id": "c2", "kind": "state", "description": "closed", '
+                            '"pointer": "/records/0/status", "op": "equals", "value": "closed"}]}'
+                        )
                     ]
                     * k,
                 },
@@ -615,7 +621,8 @@ def main() -> None:
         }
     print("\n| what | figure |\n| --- | --- |")
     print(
-        f"| generate {a.rows:,} trajectories (+ verdicts, tasks, SFT) | {results['generate']['seconds']} s, {results['generate']['shards']} shards |"
+        f"| generate {a.rows:,} trajectories (+ verdicts, tasks, SFT) | {results['generate']['seconds']} s, "
+        f"{results['generate']['shards']} shards |"
     )
     print(f"| refresh_catalog | {results['refresh_catalog_s']} s |")
     for name, q in results["queries"].items():
@@ -624,12 +631,14 @@ def main() -> None:
     print(f"| build_report (queries + 11 plots) | {results['build_report_s']} s |")
     for e in results["export"]:
         print(
-            f"| export ({e['variant']}) {e['kept']:,} kept -> {e['counts']['examples']:,} examples | {e['seconds']} s; peak RSS {e['peak_rss_mb']} MB "
+            f"| export ({e['variant']}) {e['kept']:,} kept -> {e['counts']['examples']:,} examples | "
+            f"{e['seconds']} s; peak RSS {e['peak_rss_mb']} MB "
             f"({e['rss_before_mb']} MB before, +{e['growth_mb']} MB) |"
         )
     for variant, f in results["export_flatness"].items():
         print(
-            f"| export ({variant}) peak RSS {a.export_rows:,} / {a.export_rows // 10:,} | {f['peak_rss_ratio']} (growth ratio {f['growth_ratio']}; "
+            f"| export ({variant}) peak RSS {a.export_rows:,} / {a.export_rows // 10:,} | "
+            f"{f['peak_rss_ratio']} (growth ratio {f['growth_ratio']}; "
             f"{f['kb_per_extra_example']} kB per extra example) |"
         )
     out = ROOT / "benchmarks" / "results"

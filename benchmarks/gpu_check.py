@@ -335,8 +335,8 @@ class Clock:
 
     def spans(self) -> list[float]:
         if self.cuda:
-            return [a.elapsed_time(b) / 1000 for a, b in zip(self.marks, self.marks[1:])]
-        return [b - a for a, b in zip(self.marks, self.marks[1:])]
+            return [a.elapsed_time(b) / 1000 for a, b in zip(self.marks, self.marks[1:], strict=False)]
+        return [b - a for a, b in zip(self.marks, self.marks[1:], strict=False)]
 
 
 def run_variant(name: str, c: Config, a, batch: int, device: str, qk) -> Result:

@@ -137,7 +137,8 @@ def main(argv: list[str]) -> None:
     for row in rows:
         lo, hi = row["pass_rate_ci95"]
         print(
-            f"| {row['model']} | {row['mode']} | {row['episodes']} | {row['pass_rate']} ({lo:.3f}–{hi:.3f}) | {row['pass^1']} | "
+            f"| {row['model']} | {row['mode']} | {row['episodes']} | {row['pass_rate']} ({lo:.3f}–{hi:.3f}) | "
+            f"{row['pass^1']} | "
             f"{row['exact_argument_rate']} | {row['call_rate']} |"
         )
     print(f"\nloop: {out['seconds']} s; figures in {a.out}; report {report}")

@@ -51,7 +51,8 @@ def main() -> None:
     seconds = time.monotonic() - t0
     _, rows = query(
         Path(a.data),
-        f"SELECT t.task_id, t.status, v.passed, v.reasons FROM trajectories t JOIN verdicts v USING (run_id, trajectory_id) "
+        "SELECT t.task_id, t.status, v.passed, v.reasons "
+        "FROM trajectories t JOIN verdicts v USING (run_id, trajectory_id) "
         f"WHERE t.run_id = '{run}'",
     )
     by_task: dict[str, list[bool]] = {}
@@ -74,7 +75,8 @@ def main() -> None:
         "seconds": round(seconds, 1),
     }
     print(
-        f"policy probe ({run}): {passed} of {len(rows)} episodes passed the judge; by task {result['by_task']}; drop reasons {result['drop_reasons']}"
+        f"policy probe ({run}): {passed} of {len(rows)} episodes passed the judge; by task {result['by_task']}; "
+        f"drop reasons {result['drop_reasons']}"
     )
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)

@@ -11,7 +11,8 @@
    (vLLM: vllm:prefix_cache_hits/queries; llama.cpp: prompt_tokens_cached/processed).
 3. Overhead share: the pipeline's CPU per episode ÷ an episode's wall time on the engine.
 
-    python benchmarks/rollouts.py [--engine llamacpp|vllm] [--url http://127.0.0.1:8010/v1] [--episodes 16] [--concurrency 8]
+    python benchmarks/rollouts.py [--engine llamacpp|vllm] [--url http://127.0.0.1:8010/v1]
+        [--episodes 16] [--concurrency 8]
 """
 
 from __future__ import annotations
@@ -152,7 +153,8 @@ def utilisation(url: str, episodes: int, concurrency: int) -> dict:
         stage_tokens = ctx.usage.completion_tokens
         usage = ctx.usage.snapshot()
         # Steady state: until the last episode could start (the (N - concurrency)-th finished), every slot had an
-        # episode; after it the run drains, a tail that a short benchmark over-weights and a real run (thousands) does not.
+        # episode; after it the run drains, a tail that a short benchmark over-weights and a real run (thousands)
+        # does not.
         finished = sorted(t.created_at.timestamp() for t in store.read(Trajectory))
         wall0 = time.time() - stage_s
         steady_end = finished[len(finished) - concurrency - 1] if len(finished) > concurrency else None
@@ -231,7 +233,8 @@ def main() -> None:
                 results["utilisation"] = utilisation(url, a.episodes, a.concurrency)
         u = results["utilisation"]
         u["engine"] = a.url or a.engine
-        # pipeline CPU per episode ÷ an episode's wall time with this engine (an episode holds one slot of `concurrency`)
+        # pipeline CPU per episode ÷ an episode's wall time with this engine
+        # (an episode holds one slot of `concurrency`)
         results["overhead"]["share_of_episode_wall"] = round(
             results["overhead"]["cpu_ms_per_episode"] / 1000 / max(u["episode_wall_s"], 1e-9), 5
         )

@@ -24,7 +24,8 @@ from worldsmith.store import query  # noqa: E402
 def latest_synth_run(data: Path) -> str | None:
     _, rows = query(
         data,
-        "SELECT run_id FROM runs WHERE status = 'finished' AND run_id NOT LIKE '%-eval-%' AND stages->'export' IS NOT NULL "
+        "SELECT run_id FROM runs WHERE status = 'finished' AND run_id NOT LIKE '%-eval-%' "
+        "AND stages->'export' IS NOT NULL "
         "ORDER BY finished_at DESC LIMIT 1",
     )
     return rows[0][0] if rows else None
@@ -83,7 +84,8 @@ def main() -> None:
     f = figures(data, run)
     console = Console()
     console.print(
-        f"run {run}: {f['kept_examples']} kept of {f['trajectories']} trajectories; {f['generated_tokens']:,} generated tokens; "
+        f"run {run}: {f['kept_examples']} kept of {f['trajectories']} trajectories; "
+        f"{f['generated_tokens']:,} generated tokens; "
         f"[bold]{f['kept_per_1m_generated_tokens']}[/bold] kept examples per 1M generated tokens"
     )
     for title, rows, cols in (

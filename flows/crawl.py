@@ -49,7 +49,10 @@ def crawl(
         "",
         "| servers ok | failed | tools in snapshot | servers in snapshot |",
         "|---:|---:|---:|---:|",
-        f"| {summary['servers_ok']} | {summary['servers_failed']} | {summary['tools']} | {summary['servers_in_snapshot']} |",
+        (
+            f"| {summary['servers_ok']} | {summary['servers_failed']} | {summary['tools']} | "
+            f"{summary['servers_in_snapshot']} |"
+        ),
     ]
     if failed:
         lines += ["", "| failed server | reason |", "|---|---|"] + [

@@ -225,7 +225,8 @@ def evaluate(
     model_path: str | None = None,
     dataset: str | None = None,
 ) -> dict:
-    """The run's held-out tasks with the fine-tuned model (default: this config's `make finetune` output) and the base model as the agent policy."""
+    """The run's held-out tasks with the fine-tuned model (default: this config's `make finetune` output) and the
+    base model as the agent policy."""
     from worldsmith.evaluate import evaluate_models
     from worldsmith.evaluate.stage import eval_plan
 

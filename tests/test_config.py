@@ -148,7 +148,8 @@ def test_pipeline_yaml_is_the_code_defaults_written_out(project_root):
     drift = [f"{k}: yaml {v!r}, code {code.get(k)!r}" for k, v in _leaves(shipped.resolved()) if code.get(k) != v]
     assert drift == [], "pipeline.yaml and config.py disagree:\n" + "\n".join(drift)
     raw = yaml.safe_load((project_root / "pipeline.yaml").read_text())
-    # roles are one-line mappings in the file: a key it leaves out there is RoleConfig's default (the drift check covers the values)
+    # roles are one-line mappings in the file: a key it leaves out there is RoleConfig's default
+    # (the drift check covers the values)
     missing = [
         k
         for k, _ in _leaves(PipelineConfig().resolved())

@@ -44,7 +44,7 @@ def test_held_out_tasks_are_those_of_agents_without_training_examples(tmp_path):
     store = RunStore(tmp_path / "data", "src")
     store.append(list(tasks.values()) + [cancel_task(task_id="tsk_new")])  # agt_orders: never in the dataset
     held = held_out_tasks(store, tmp_path / "export")
-    assert {t.agent_id for t in held} == ({a for a in agents} - trained) | {"agt_orders"}
+    assert {t.agent_id for t in held} == (set(agents) - trained) | {"agt_orders"}
     assert "tsk_new" in {t.task_id for t in held} and not {t.agent_id for t in held} & trained
     assert len(held_out_tasks(store, tmp_path / "export", max_tasks=1)) == 1
     assert len(held_out_tasks(store, None)) == 5  # no dataset: every task is held out

@@ -156,7 +156,8 @@ def test_worlds_and_tools_with_a_scripted_model(tmp_path, project_root):
         "shipped": [],
         "cancelled": [],
     }
-    # the second domain's entities were nonsense: it fell back on the category's, and its design was refused with the reason
+    # the second domain's entities were nonsense: it fell back on the category's, and its design was refused with
+    # the reason
     assert desk.source == "derived" and "not snake_case" in desk.problem
     assert [c.name for c in desk.collections] == ["accounts", "orders", "positions", "watchlists"]
     (refusal,) = [r for r in ctx.store.read(Rejection) if r.reason == "invalid_design"]

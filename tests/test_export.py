@@ -132,9 +132,9 @@ def test_the_export_loads_in_datasets_in_every_layout(exported):
     assert js["train"].num_rows == ds["train"].num_rows
     card = datasets.load_dataset(str(out))  # the card's `configs` header points at the parquet files
     assert card["validation"].num_rows == ds["validation"].num_rows
-    assert not set(ds["train"]["metadata"][i]["agent_id"] for i in range(ds["train"].num_rows)) & set(
+    assert not {ds["train"]["metadata"][i]["agent_id"] for i in range(ds["train"].num_rows)} & {
         ds["validation"]["metadata"][i]["agent_id"] for i in range(ds["validation"].num_rows)
-    )
+    }
 
 
 def test_the_openai_format_is_valid(exported):

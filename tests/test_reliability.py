@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from worlds import STATE, cancel_task, order_agent, order_tools, scripted_context
 
 from worldsmith.config import ConfigError, validate_config
 from worldsmith.llm import Prompts
@@ -53,7 +54,6 @@ from worldsmith.store import RunStore
 from worldsmith.tools.evolve import bound_spec
 from worldsmith.world.bindings import binding_for, default_description, default_name
 from worldsmith.world.schema import derive_world
-from worlds import STATE, cancel_task, order_agent, order_tools, scripted_context
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPTS = Prompts(ROOT / "prompts")
@@ -76,8 +76,15 @@ class Call:
         """Which call site asked: the role, else the structured output's schema name."""
         if self.role in ("agent", "user_sim", "tool_sim", "critic"):
             return self.role
-        return {"tool_record": "smoke_record", "domains": "domains", "world": "world_design", "tool_name": "tool_name",
-                "agent": "agent_writer", "request": "task_request", "task": "task_writer"}[self.name]  # fmt: skip
+        return {
+            "tool_record": "smoke_record",
+            "domains": "domains",
+            "world": "world_design",
+            "tool_name": "tool_name",
+            "agent": "agent_writer",
+            "request": "task_request",
+            "task": "task_writer",
+        }[self.name]
 
     def text(self) -> str:
         return "\n".join(str(m.get("content") or "") for m in self.messages)
@@ -96,24 +103,61 @@ class FakeModel(LLMClient):
         call = Call(role, spec.get("name"), [dict(m) for m in messages], tools, spec.get("schema"))
         self.calls.append(call)
         text, finish = self.reply(call)
-        result = LLMResult(ok=True, role=role, model="fake", endpoint="fake", content=text, finish_reason=finish,
-                           prompt_tokens=100, completion_tokens=10, attempts=1)  # fmt: skip
+        result = LLMResult(
+            ok=True,
+            role=role,
+            model="fake",
+            endpoint="fake",
+            content=text,
+            finish_reason=finish,
+            prompt_tokens=100,
+            completion_tokens=10,
+            attempts=1,
+        )
         self.usage.add(result)
         return result
 
 
 # the world design of the `domains` answer's entities (orders, accounts): snake_case names, enums with a status flow
-DESIGN = {"collections": [
-    {"name": "accounts", "fields": [{"name": "holder_name", "type": "string", "format": "person_name", "values": [], "references": ""},
-                                    {"name": "email", "type": "string", "format": "email", "values": [], "references": ""},
-                                    {"name": "status", "type": "string", "format": "text", "values": ["active", "frozen", "closed"], "references": ""}],
-     "status_flow": [{"from": "active", "to": "frozen"}, {"from": "frozen", "to": "active"}, {"from": "active", "to": "closed"}]},
-    {"name": "orders", "fields": [{"name": "account_id", "type": "string", "format": "code", "values": [], "references": "accounts"},
-                                  {"name": "ticker", "type": "string", "format": "label", "values": [], "references": ""},
-                                  {"name": "total", "type": "number", "format": "money", "values": [], "references": ""},
-                                  {"name": "status", "type": "string", "format": "text", "values": ["open", "filled", "cancelled"], "references": ""}],
-     "status_flow": [{"from": "open", "to": "filled"}, {"from": "open", "to": "cancelled"}]},
-]}  # fmt: skip
+DESIGN = {
+    "collections": [
+        {
+            "name": "accounts",
+            "fields": [
+                {"name": "holder_name", "type": "string", "format": "person_name", "values": [], "references": ""},
+                {"name": "email", "type": "string", "format": "email", "values": [], "references": ""},
+                {
+                    "name": "status",
+                    "type": "string",
+                    "format": "text",
+                    "values": ["active", "frozen", "closed"],
+                    "references": "",
+                },
+            ],
+            "status_flow": [
+                {"from": "active", "to": "frozen"},
+                {"from": "frozen", "to": "active"},
+                {"from": "active", "to": "closed"},
+            ],
+        },
+        {
+            "name": "orders",
+            "fields": [
+                {"name": "account_id", "type": "string", "format": "code", "values": [], "references": "accounts"},
+                {"name": "ticker", "type": "string", "format": "label", "values": [], "references": ""},
+                {"name": "total", "type": "number", "format": "money", "values": [], "references": ""},
+                {
+                    "name": "status",
+                    "type": "string",
+                    "format": "text",
+                    "values": ["open", "filled", "cancelled"],
+                    "references": "",
+                },
+            ],
+            "status_flow": [{"from": "open", "to": "filled"}, {"from": "open", "to": "cancelled"}],
+        },
+    ]
+}
 
 
 def _line(pattern: str, text: str) -> str:
@@ -175,12 +219,28 @@ def good(call: Call, x: str = "") -> dict[str, Any]:
         facts = re.findall(r"^- (.+?): (.+)$", ask, re.MULTILINE)
         return {"request": f"Hi there, please {goal}. " + " ".join(f"My {k} is {v}." for k, v in facts) + f" {x}"}
     if site == "task_writer":
-        return {"user_persona": {"communication": "brief", "patience": "medium", "expertise": "novice"},
-                "user_goal": {"request": f"Cancel my order o-1001, I ordered the wrong kettle. {x}", "known_facts": [{"fact": "order id", "value": "o-1001"}]},
-                "initial_state": [{"collection": "orders", "records": [{"id": "o-1001", "fields": [{"key": "status", "value": "open"}, {"key": "note", "value": f"gift {x}"}]}]}],
-                "expected_calls": [{"name": "cancel_order", "arguments": {"order_id": "o-1001"}}],
-                "state_checks": [{"pointer": "/orders/0/status", "op": "equals", "value": "cancelled"}],
-                "answer_must_mention": ["o-1001"], "judge_criteria": [f"The assistant confirms the cancellation. {x}"]}  # fmt: skip
+        return {
+            "user_persona": {"communication": "brief", "patience": "medium", "expertise": "novice"},
+            "user_goal": {
+                "request": f"Cancel my order o-1001, I ordered the wrong kettle. {x}",
+                "known_facts": [{"fact": "order id", "value": "o-1001"}],
+            },
+            "initial_state": [
+                {
+                    "collection": "orders",
+                    "records": [
+                        {
+                            "id": "o-1001",
+                            "fields": [{"key": "status", "value": "open"}, {"key": "note", "value": f"gift {x}"}],
+                        }
+                    ],
+                }
+            ],
+            "expected_calls": [{"name": "cancel_order", "arguments": {"order_id": "o-1001"}}],
+            "state_checks": [{"pointer": "/orders/0/status", "op": "equals", "value": "cancelled"}],
+            "answer_must_mention": ["o-1001"],
+            "judge_criteria": [f"The assistant confirms the cancellation. {x}"],
+        }
     if site == "user_sim":
         first = call.schema["properties"]["action"]["enum"] == ["continue"]
         return (
@@ -235,10 +295,18 @@ def config(tmp_path: Path, **over: Any):
     base = {
         "smoke": {"requests": 1},
         "worlds": {"categories": 1, "domains_per_category": 1},  # the default taxonomy file, from the project root
-        "tools": {"snapshot_dir": str(tmp_path / "snapshot"), "evolve": {"tools_per_domain": 1, "evolutions_per_tool": 0}},
+        "tools": {
+            "snapshot_dir": str(tmp_path / "snapshot"),
+            "evolve": {"tools_per_domain": 1, "evolutions_per_tool": 0},
+        },
         "tasks": {"per_agent": 1, "difficulties": ["single_call"]},
-        "rollouts": {"samples_per_task": 1, "concurrency": 1, "faults": {"enabled": False}, "real_execution": {"enabled": False}},
-    }  # fmt: skip
+        "rollouts": {
+            "samples_per_task": 1,
+            "concurrency": 1,
+            "faults": {"enabled": False},
+            "real_execution": {"enabled": False},
+        },
+    }
     return validate_config(_merge(base, over))
 
 
@@ -251,8 +319,13 @@ def context(tmp_path: Path, reply: Callable[[Call], tuple[str, str]], **over: An
     return ctx, model
 
 
-DOMAIN = Domain(domain_id="dom_shares", category="financial_trading", name="share dealing", description="Buying and selling shares for customers.",
-                entities=["orders", "accounts"])  # fmt: skip
+DOMAIN = Domain(
+    domain_id="dom_shares",
+    category="financial_trading",
+    name="share dealing",
+    description="Buying and selling shares for customers.",
+    entities=["orders", "accounts"],
+)
 
 
 def world_tools(world: World) -> list[ToolSpec]:
@@ -288,21 +361,48 @@ def seed(store: RunStore, upto: str, tools: list[ToolSpec] | None = None) -> Non
             return
         tools = tools or world_tools(world)
         store.append(tools)
-        bundle = Bundle(bundle_id="bnd_shares", tool_ids=[t.tool_id for t in tools], distractor_ids=[], domain=world.domain,
-                        sources=[t.source for t in tools], seed=1)  # fmt: skip
+        bundle = Bundle(
+            bundle_id="bnd_shares",
+            tool_ids=[t.tool_id for t in tools],
+            distractor_ids=[],
+            domain=world.domain,
+            sources=[t.source for t in tools],
+            seed=1,
+        )
         store.append([bundle])
         if upto == "world_agent":
-            store.append([Agent(agent_id="agt_shares", bundle_id=bundle.bundle_id, domain=world.domain, world_id=world.world_id,
-                                style="concise and formal", strictness="standard", tool_ids=bundle.tool_ids,
-                                system_prompt="You help customers with their share orders and accounts through your tools.",
-                                policies=Policies(role="share desk", rules=[r.text for r in world.rules]))])  # fmt: skip
+            store.append(
+                [
+                    Agent(
+                        agent_id="agt_shares",
+                        bundle_id=bundle.bundle_id,
+                        domain=world.domain,
+                        world_id=world.world_id,
+                        style="concise and formal",
+                        strictness="standard",
+                        tool_ids=bundle.tool_ids,
+                        system_prompt="You help customers with their share orders and accounts through your tools.",
+                        policies=Policies(role="share desk", rules=[r.text for r in world.rules]),
+                    )
+                ]
+            )
         return
     assert upto in ORDER_DESK, upto
     tools = tools or order_tools()
     store.append(tools)
     if upto == "bundle":
-        store.append([Bundle(bundle_id="bnd_orders", tool_ids=[t.tool_id for t in tools], distractor_ids=[], domain="orders",
-                             sources=[t.source for t in tools], seed=1)])  # fmt: skip
+        store.append(
+            [
+                Bundle(
+                    bundle_id="bnd_orders",
+                    tool_ids=[t.tool_id for t in tools],
+                    distractor_ids=[],
+                    domain="orders",
+                    sources=[t.source for t in tools],
+                    seed=1,
+                )
+            ]
+        )
     if upto in ("agent", "task"):
         store.append([order_agent(tools)])
     if upto == "task":
@@ -611,6 +711,7 @@ def test_unreadable_json_is_a_parse_failure_not_a_crash(text):
 
 def test_an_episode_that_raises_is_an_error_trajectory_and_the_stage_goes_on(tmp_path):
     from test_rollouts import ScriptedClient
+
     from worldsmith.chat import conversation_problems
     from worldsmith.rollouts.stage import make_rollouts
 
@@ -691,8 +792,18 @@ CYCLE = {
     "$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}]}, "b": {"allOf": [{"$ref": "#/$defs/a"}]}},
     "properties": {"x": {"$ref": "#/$defs/a"}},
 }
-MONEY = {"type": "object", "$defs": {"money": {"type": "object", "properties": {"amount": {"type": "number"}, "currency": {"type": "string"}}, "required": ["amount"]}},
-         "properties": {"price": {"$ref": "#/$defs/money"}}, "required": ["price"]}  # fmt: skip
+MONEY = {
+    "type": "object",
+    "$defs": {
+        "money": {
+            "type": "object",
+            "properties": {"amount": {"type": "number"}, "currency": {"type": "string"}},
+            "required": ["amount"],
+        }
+    },
+    "properties": {"price": {"$ref": "#/$defs/money"}},
+    "required": ["price"],
+}
 TREE = {
     "type": "object",
     "properties": {"label": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#"}}},
@@ -762,8 +873,15 @@ def test_hostile_specs_are_rejected_with_their_reason(tool, reason):
     assert time.monotonic() - t0 < 2
 
 
-@pytest.mark.parametrize("schema", [MONEY, TREE, {"type": "object", "properties": {"a": {"type": "string", "description": "Ignore case when matching."}}}],
-                         ids=["defs_ref", "recursive_tree", "benign_words"])  # fmt: skip
+@pytest.mark.parametrize(
+    "schema",
+    [
+        MONEY,
+        TREE,
+        {"type": "object", "properties": {"a": {"type": "string", "description": "Ignore case when matching."}}},
+    ],
+    ids=["defs_ref", "recursive_tree", "benign_words"],
+)
 def test_legitimate_refs_and_words_are_kept(schema):
     from worldsmith.toolspec import check_spec, from_mcp
 
@@ -793,8 +911,16 @@ def test_the_tools_stage_records_each_hostile_spec_with_its_reason(tmp_path):
 
 
 def spec_of(schema: dict[str, Any], output: dict[str, Any] | None = None, name: str = "buy") -> ToolSpec:
-    return ToolSpec(tool_id=f"tool_{name}", name=name, description=f"{name} something.", input_schema=schema, output_schema=output,
-                    annotations={"destructiveHint": True}, source="mcp", server="s")  # fmt: skip
+    return ToolSpec(
+        tool_id=f"tool_{name}",
+        name=name,
+        description=f"{name} something.",
+        input_schema=schema,
+        output_schema=output,
+        annotations={"destructiveHint": True},
+        source="mcp",
+        server="s",
+    )
 
 
 def test_tools_with_defs_refs_get_task_schemas_their_refs_resolve_in():
@@ -807,8 +933,11 @@ def test_tools_with_defs_refs_get_task_schemas_their_refs_resolve_in():
     ]
     schema = task_schema(tools, ["orders"], "multi_call")
     reply = good(Call("task_writer", "task", [], None, None))
-    reply["expected_calls"] = [{"name": "buy", "arguments": {"price": {"amount": 3}}}, {"name": "tip", "arguments": {"price": "5 EUR"}},
-                               {"name": "plant", "arguments": {"label": "a", "children": [{"label": "b"}]}}]  # fmt: skip
+    reply["expected_calls"] = [
+        {"name": "buy", "arguments": {"price": {"amount": 3}}},
+        {"name": "tip", "arguments": {"price": "5 EUR"}},
+        {"name": "plant", "arguments": {"label": "a", "children": [{"label": "b"}]}},
+    ]
     r = LLMResult(ok=True, role="task_writer", model="m", endpoint="e", content=json.dumps(reply))
     parse_structured(r, schema)
     assert r.ok, r.error
@@ -817,7 +946,7 @@ def test_tools_with_defs_refs_get_task_schemas_their_refs_resolve_in():
         r = LLMResult(ok=True, role="task_writer", model="m", endpoint="e", content=json.dumps(reply))
         parse_structured(r, schema)
         assert not r.ok and r.error_kind == "schema", bad_args
-    refs = [v for v in _walk_refs(schema)]
+    refs = list(_walk_refs(schema))
     assert refs and all(
         ref.startswith("#/$defs/") for ref in refs
     )  # object keys only: llama.cpp resolves no array index
@@ -920,8 +1049,15 @@ def test_schemas_a_validator_cannot_use_never_end_an_episode(schema):
 
 
 def _task(criteria: list[Criterion], state: dict[str, Any] | None = None) -> Task:
-    return Task(task_id="t", agent_id="a", difficulty="single_call", user_persona={}, user_goal={"request": "cancel o1"},
-                initial_state=json.loads(json.dumps(state or STATE)), rubric=Rubric(criteria=criteria))  # fmt: skip
+    return Task(
+        task_id="t",
+        agent_id="a",
+        difficulty="single_call",
+        user_persona={},
+        user_goal={"request": "cancel o1"},
+        initial_state=json.loads(json.dumps(state or STATE)),
+        rubric=Rubric(criteria=criteria),
+    )
 
 
 def _state(pointer: str, op: str = "equals", value: Any = "x") -> Criterion:
@@ -955,7 +1091,7 @@ def _state(pointer: str, op: str = "equals", value: Any = "x") -> Criterion:
         "under_a_string",
         "huge_index",
         "uri_fragment",
-    ],  # fmt: skip
+    ],
 )
 def test_tasks_with_pointers_that_can_never_be_checked_are_rejected(pointer, op, says):
     from worldsmith.tasks.validate import validate_task
@@ -1052,7 +1188,10 @@ def test_the_tasks_stage_records_a_task_with_a_bad_pointer_with_its_reason(tmp_p
         ),
         (
             {"llm": {"roles": {"agnet": {}}}},
-            "llm.roles.agnet: unknown key; known keys here: tool_evolver, task_writer, user_sim, tool_sim, agent, critic",
+            (
+                "llm.roles.agnet: unknown key; known keys here: tool_evolver, task_writer, user_sim, tool_sim, "
+                "agent, critic"
+            ),
         ),
     ],
     ids=[
@@ -1072,7 +1211,7 @@ def test_the_tasks_stage_records_a_task_with_a_bad_pointer_with_its_reason(tmp_p
         "unknown_enum",
         "str_for_urls",
         "role_typo",
-    ],  # fmt: skip
+    ],
 )
 def test_bad_config_values_are_refused_naming_the_key(raw, expected):
     with pytest.raises(ConfigError) as info:
@@ -1101,7 +1240,10 @@ def test_a_boolean_is_not_taken_for_a_count(tmp_path):
 # Jinja in tool descriptions, model output and user text: rendered as a template it would
 # print 1337, LOOPLOOPLOOP and EVALUATED, dump a module's globals, or raise on the
 # undefined name (StrictUndefined).
-PAYLOAD = "{{ 7*191 }} {% for i in range(3) %}LOOP{% endfor %} {{ cycler.__init__.__globals__ }} {{ 'EVAL' ~ 'UATED' }} {{ no_such_name.attr }}"
+PAYLOAD = (
+    "{{ 7*191 }} {% for i in range(3) %}LOOP{% endfor %} {{ cycler.__init__.__globals__ }} "
+    "{{ 'EVAL' ~ 'UATED' }} {{ no_such_name.attr }}"
+)
 EVALUATED = ("LOOPLOOP", "EVALUATED", "jinja2.utils", "__builtins__", "<function ", "<class '")
 
 
@@ -1139,8 +1281,18 @@ def test_prompts_pass_tool_specs_and_model_output_through_as_data(tmp_path):
     )
     (world,) = ctx.store.read(World)
     assert world.domain == NAME
-    ctx.store.append([Bundle(bundle_id="bnd_shares", tool_ids=[t.tool_id for t in bound], distractor_ids=[], domain=world.domain,
-                             sources=[t.source for t in bound], seed=1)])  # fmt: skip
+    ctx.store.append(
+        [
+            Bundle(
+                bundle_id="bnd_shares",
+                tool_ids=[t.tool_id for t in bound],
+                distractor_ids=[],
+                domain=world.domain,
+                sources=[t.source for t in bound],
+                seed=1,
+            )
+        ]
+    )
     assert _agents(ctx)["voice_by_llm"] == 1  # the world's agent: its prompt lists the tools above
     counts = _tasks(ctx)  # a blueprint task over the bound tools, its request written by the model
     assert (counts["new"], counts["requests_by_llm"]) == (1, 1), counts
@@ -1184,7 +1336,8 @@ def test_prompts_pass_tool_specs_and_model_output_through_as_data(tmp_path):
             assert PAYLOAD in text, site
     agents = ctx.store.read(Agent)
     assert len(agents) == 2
-    for agent in agents:  # the model's voice, role and one guideline, rendered into agent_system_prompt as text; the rules are the world's
+    # the model's voice, role and one guideline, rendered into agent_system_prompt as text; the rules are the world's
+    for agent in agents:
         assert agent.policies.source == "llm" and agent.system_prompt.count(PAYLOAD) == 2, agent.system_prompt
         assert all(rule in agent.system_prompt for rule in agent.policies.rules + agent.policies.never)
     tasks = {t.agent_id: t for t in ctx.store.read(Task)}
@@ -1197,8 +1350,10 @@ def test_prompts_pass_tool_specs_and_model_output_through_as_data(tmp_path):
     assert len(tasks) == 2 and all(
         PAYLOAD in t.user_goal.request for t in tasks.values()
     )  # the model's request, kept verbatim
-    roles = {t.agent_id: {m["role"] for m in t.messages if PAYLOAD in json.dumps(m, ensure_ascii=False)}
-             for t in ctx.store.read(Trajectory)}  # fmt: skip
+    roles = {
+        t.agent_id: {m["role"] for m in t.messages if PAYLOAD in json.dumps(m, ensure_ascii=False)}
+        for t in ctx.store.read(Trajectory)
+    }
     # the world's tool answers by code from the seeded world: its result holds no model text
     assert roles == {shares: {"system", "user", "assistant"}, desk: {"system", "user", "assistant", "tool"}}, roles
 
@@ -1207,8 +1362,16 @@ def test_the_chat_template_renders_data_verbatim():
     from transformers.utils.chat_template_utils import render_jinja_template
 
     template = (ROOT / "src" / "worldsmith" / "llm" / "chat_templates" / "smollm2_tools.jinja").read_text()
-    tools = [{"type": "function", "function": {"name": "cancel_order", "description": f"Cancel an order. {PAYLOAD}",
-              "parameters": {"type": "object", "properties": {"reason": {"type": "string", "description": PAYLOAD}}}}}]  # fmt: skip
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "cancel_order",
+                "description": f"Cancel an order. {PAYLOAD}",
+                "parameters": {"type": "object", "properties": {"reason": {"type": "string", "description": PAYLOAD}}},
+            },
+        }
+    ]
     messages = [
         {"role": "system", "content": f"You are the order desk. {PAYLOAD}"},
         {"role": "user", "content": f"Cancel o-1001. {PAYLOAD}"},
@@ -1222,7 +1385,7 @@ def test_the_chat_template_renders_data_verbatim():
                     "function": {"name": "cancel_order", "arguments": json.dumps({"reason": PAYLOAD})},
                 }
             ],
-        },  # fmt: skip
+        },
         {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"note": PAYLOAD})},
         {"role": "assistant", "content": f"Done. {PAYLOAD}"},
     ]
@@ -1244,7 +1407,8 @@ RAW_SERVER = textwrap.dedent(
         f.write(str(os.getpid()))
     if behaviour == "hang_at_start":
         time.sleep(999)
-    TOOLS = [{"name": "echo", "description": "Echo the text back.", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
+    TOOLS = [{"name": "echo", "description": "Echo the text back.",
+              "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
 
     def send(obj):
         sys.stdout.write(json.dumps(obj) + "\\n")
@@ -1273,7 +1437,8 @@ RAW_SERVER = textwrap.dedent(
             send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32603, "message": "internal kaboom"}})
         elif behaviour == "deep_schema":
             deep = '{"type": "object", "properties": {"x": ' * 50000 + "{}" + "}}" * 50000
-            sys.stdout.write('{"jsonrpc": "2.0", "id": %d, "result": {"tools": [{"name": "deep", "inputSchema": %s}]}}\\n' % (mid, deep))
+            sys.stdout.write('{"jsonrpc": "2.0", "id": %d, "result": '
+                             '{"tools": [{"name": "deep", "inputSchema": %s}]}}\\n' % (mid, deep))
             sys.stdout.flush()
         else:
             if behaviour == "floods_stderr":

@@ -47,7 +47,8 @@ class Scripted(ScriptedClient):
         await asyncio.sleep(random.uniform(0.02, 0.15))  # episodes finish out of order, as with a real server
         if role == "user_sim":
             first = sum(m["role"] == "assistant" for m in messages) == 0
-            self.scripts["user_sim"] = [{"message": f"Please cancel o-1001, my reference is R{seed % 997}." if first else "Thanks.",
+            self.scripts["user_sim"] = [{"message": f"Please cancel o-1001, my reference is R{seed % 997}."
+                                                    if first else "Thanks.",
                                          "action": "continue" if first else "stop"}]
         return await super().structured(role, messages, schema, name, seed)
 
@@ -63,14 +64,17 @@ def agent(messages):
 
 
 cfg = validate_config({"run": {"data_dir": str(data)}, "judge": {"critic": False},
-                       "rollouts": {"samples_per_task": 3, "concurrency": 3, "faults": {"enabled": False}, "real_execution": {"enabled": False}},
-                       "export": {"out_dir": str(data / "exports"), "validation_fraction": 0.3, "near_duplicate_threshold": 1.0}})
+                       "rollouts": {"samples_per_task": 3, "concurrency": 3, "faults": {"enabled": False},
+                                    "real_execution": {"enabled": False}},
+                       "export": {"out_dir": str(data / "exports"), "validation_fraction": 0.3,
+                                  "near_duplicate_threshold": 1.0}})
 store = RunStore(data, "night")
 if not store.count(Task):
     tools = order_tools()
     store.append(tools)
     store.append([order_agent(tools).model_copy(update={"agent_id": f"agt_{a}"}) for a in range(3)])
-    store.append([cancel_task(task_id=f"tsk_{a}_{i}").model_copy(update={"agent_id": f"agt_{a}"}) for a in range(3) for i in range(2)])
+    store.append([cancel_task(task_id=f"tsk_{a}_{i}").model_copy(update={"agent_id": f"agt_{a}"})
+                  for a in range(3) for i in range(2)])
 client = Scripted(agent=agent, tool_sim=lambda m: {"result": {"status": "cancelled"}, "patch": CANCEL})
 ctx = scripted_context(client, cfg=cfg, root=root, run_id="night", store=store, prompts=Prompts(root / "prompts"))
 for name in ("rollouts", "judge", "export"):

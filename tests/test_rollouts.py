@@ -424,11 +424,11 @@ def test_first_step_of_a_tool_task_must_call_a_tool():
             seen.append(require_tool)
             return await super().tool_step(role, messages, tools, require_tool, seed, **kw)
 
-    script = dict(
-        user_sim=user_says(("Cancel o-1001.", "continue"), ("ok", "stop")),
-        agent=[[("get_order", {"order_id": "o-1001"})], "It is open."],
-        tool_sim=[{"result": {"status": "open"}, "patch": []}],
-    )
+    script = {
+        "user_sim": user_says(("Cancel o-1001.", "continue"), ("ok", "stop")),
+        "agent": [[("get_order", {"order_id": "o-1001"})], "It is open."],
+        "tool_sim": [{"result": {"status": "open"}, "patch": []}],
+    }
     run(episode(), Spy(**script))
     assert seen == [True, False]
     seen.clear()
@@ -462,15 +462,18 @@ class Slow(ScriptedClient):
         await asyncio.sleep(random.uniform(0.05, 0.3))
         return await super().structured(*a, **k)
 
-cfg = validate_config({"rollouts": {"samples_per_task": 4, "concurrency": 3, "faults": {"enabled": False}, "real_execution": {"enabled": False}}})
+cfg = validate_config({"rollouts": {"samples_per_task": 4, "concurrency": 3, "faults": {"enabled": False},
+                                     "real_execution": {"enabled": False}}})
 store = RunStore(sys.argv[1], "resume")
 if not store.count(__import__("worldsmith.records", fromlist=["Task"]).Task):
     tools = order_tools()
     store.append(tools); store.append([order_agent(tools)])
     store.append([cancel_task(task_id=f"tsk_{i}") for i in range(5)])
-client = Slow(user_sim=lambda m: {"message": "thanks" if len(m) > 3 else "cancel o-1001", "action": "stop" if len(m) > 3 else "continue"},
+client = Slow(user_sim=lambda m: {"message": "thanks" if len(m) > 3 else "cancel o-1001",
+                                  "action": "stop" if len(m) > 3 else "continue"},
               agent=lambda m: "It is done.", tool_sim=lambda m: {"result": {}, "patch": []})
-ctx = scripted_context(client, cfg=cfg, root=__import__("pathlib").Path(sys.argv[3]), run_id="resume", store=store, prompts=Prompts(sys.argv[3] + "/prompts"))
+ctx = scripted_context(client, cfg=cfg, root=__import__("pathlib").Path(sys.argv[3]), run_id="resume", store=store,
+                       prompts=Prompts(sys.argv[3] + "/prompts"))
 print(json.dumps(asyncio.run(make_rollouts(ctx))), flush=True)
 """
 

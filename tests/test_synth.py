@@ -82,7 +82,8 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     if kept:  # a task listed with its rubric and the tools its agent needs
         row = query(
             "SELECT len(from_json(t.rubric->'criteria', '[\"JSON\"]')) > 0 AND count(tl.tool_id) > 0 FROM tasks t "
-            "JOIN agents a USING (run_id, agent_id) JOIN tools tl ON tl.run_id = t.run_id AND list_contains(a.tool_ids, tl.tool_id) "
+            "JOIN agents a USING (run_id, agent_id) "
+            "JOIN tools tl ON tl.run_id = t.run_id AND list_contains(a.tool_ids, tl.tool_id) "
             "GROUP BY t.task_id, t.rubric LIMIT 1"
         )
         assert row.lower() == "true"

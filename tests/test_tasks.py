@@ -91,7 +91,8 @@ def test_a_good_task_passes():
         ([crit(kind="judge")], "single_call", "no_criteria"),
         ([], "single_call", "no_criteria"),
         ([crit(kind="call", tool="get_order", must=True)], "irrelevance", "irrelevance_calls"),
-        # met by an agent that calls nothing: only a must-not call, or only a phrase to say (judge hole: accepted before)
+        # met by an agent that calls nothing: only a must-not call, or only a phrase to say
+        # (judge hole: accepted before)
         ([crit(kind="call", tool="delete_account", must=False)], "single_call", "passes_by_doing_nothing"),
         ([crit(kind="answer", contains=["shipped"])], "single_call", "passes_by_doing_nothing"),
         # a refusal is met by leaving the world as it is: a state criterion that needs a change cannot be its rubric

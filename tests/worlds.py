@@ -69,7 +69,8 @@ def order_agent(tools: list[ToolSpec]) -> Agent:
         domain="orders",
         style="concise and formal",
         strictness="standard",
-        system_prompt="You are the order desk assistant of a web shop. Look orders up with get_order and cancel them with "
+        system_prompt="You are the order desk assistant of a web shop. Look orders up with get_order and cancel "
+        "them with "
         "cancel_order when the customer asks. Use the tools; never claim an action you did not perform.",
         tool_ids=[t.tool_id for t in tools],
         policies={"role": "order desk"},

@@ -149,7 +149,9 @@ def query(
     sql: Annotated[
         str,
         typer.Argument(
-            help="SQL over the catalog views: tools, agents, tasks, trajectories, verdicts, sft, rejections, smoke, runs"
+            help=(
+                "SQL over the catalog views: tools, agents, tasks, trajectories, verdicts, sft, rejections, smoke, runs"
+            )
         ),
     ],
     config: ConfigOpt = None,
@@ -169,7 +171,7 @@ def query(
         err.print(f"[red]SQL error:[/red] {exc}", highlight=False)
         raise typer.Exit(1) from None
     if fmt == "json":
-        console.print_json(json.dumps([dict(zip(columns, r)) for r in rows], default=str))
+        console.print_json(json.dumps([dict(zip(columns, r, strict=False)) for r in rows], default=str))
     elif fmt == "csv":
         import csv
 
@@ -387,7 +389,8 @@ def finetune(
         Optional[Path], typer.Option("--dataset", help="an export folder (default: the run's export)")
     ] = None,
 ) -> None:
-    """Fine-tune the base model on an exported SFT dataset (Muon + AdamW, or AdamW), resuming from the last checkpoint."""
+    """Fine-tune the base model on an exported SFT dataset (Muon + AdamW, or AdamW), resuming from the
+    last checkpoint."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,

@@ -145,11 +145,13 @@ class LLMConfig(Strict):
     def _policy_port_is_its_own(self) -> LLMConfig:
         if self.policy.enabled and self.policy.port == self.server.port:
             raise ValueError(
-                f"llm.policy.port: got {self.policy.port}, expected a port other than llm.server.port (both servers run at once)"
+                f"llm.policy.port: got {self.policy.port}, expected a port other than llm.server.port "
+                "(both servers run at once)"
             )
         if self.policy.enabled and POLICY_ENDPOINT in self.endpoints:
             raise ValueError(
-                f"llm.endpoints.{POLICY_ENDPOINT}: the name is taken by llm.policy when it is enabled; rename the endpoint"
+                f"llm.endpoints.{POLICY_ENDPOINT}: the name is taken by llm.policy when it is enabled; "
+                "rename the endpoint"
             )
         return self
 
@@ -385,7 +387,10 @@ class ExportConfig(Strict):
     near_duplicate_threshold: Probability = 0.9  # MinHash Jaccard of the conversation text; 1.0 keeps near copies
     max_per_tool: NonNegInt = 0  # 0 = no cap; else at most this many examples that call one tool
     max_per_domain: NonNegInt = 0
-    licence_note: str = "Tool specs crawled from public MCP servers keep their authors' licences (see tool_specs/servers.yaml for the packages); check them before redistributing."
+    licence_note: str = (
+        "Tool specs crawled from public MCP servers keep their authors' licences (see tool_specs/servers.yaml for "
+        "the packages); check them before redistributing."
+    )
 
     @model_validator(mode="after")
     def _formats_known(self) -> ExportConfig:
@@ -429,7 +434,8 @@ class FinetuneConfig(Strict):
     max_steps: PositiveInt = 10
     warmup_steps: NonNegInt = 2
     max_length: PositiveInt = 2048  # tokens per example (longer ones are cut); with packing, tokens per row
-    packing: bool = False  # several examples per row (block-causal attention, positions restart): less padding; else length-bucketed
+    # several examples per row (block-causal attention, positions restart): less padding; else length-bucketed
+    packing: bool = False
     clip_grad_norm: PositiveFloat = 1.0
     eval_every: PositiveInt = 5
     save_every: PositiveInt = 5
@@ -444,7 +450,8 @@ class FinetuneConfig(Strict):
 
 
 class EvalConfig(Strict):
-    """`worldsmith eval --model PATH`: the held-out agents' tasks, played by each model under test with the same seeds."""
+    """`worldsmith eval --model PATH`: the held-out agents' tasks, played by each model under test with the
+    same seeds."""
 
     samples_per_task: PositiveInt = 4  # k of pass^k
     max_tasks: NonNegInt = 0  # 0 = every held-out task

@@ -231,12 +231,14 @@ def check_call(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
     if ok:
         return (
             False,
-            f"{c.tool} succeeded {len(ok)} time(s) but never with {json.dumps(c.arguments)[:120]}; got {json.dumps(ok[0].arguments)[:120]}",
+            f"{c.tool} succeeded {len(ok)} time(s) but never with {json.dumps(c.arguments)[:120]}; "
+            f"got {json.dumps(ok[0].arguments)[:120]}",
         )
     if calls:
         return (
             False,
-            f"{c.tool} was called {len(calls)} time(s), never successfully ({calls[-1].executor}: {(calls[-1].error or '')[:100]})",
+            f"{c.tool} was called {len(calls)} time(s), never successfully "
+            f"({calls[-1].executor}: {(calls[-1].error or '')[:100]})",
         )
     return False, f"{c.tool} was never called"
 

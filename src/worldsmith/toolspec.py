@@ -322,7 +322,7 @@ def _in_place_cycle(schema: dict[str, Any], resolver: Any) -> str | None:
         return out
 
     # every subschema is a possible start: walk the document for them (objects only)
-    starts = [n for n in _schema_nodes(schema)]
+    starts = list(_schema_nodes(schema))
     state: dict[int, int] = {}  # id -> 1 on the current path, 2 done
     for start in starts:
         if state.get(id(start)):
@@ -378,12 +378,13 @@ def check_spec(spec: ToolSpec, limits: ValidationLimits | None = None) -> tuple[
         return "no_properties", f"input_schema has type {schema.get('type')!r}; a tool's arguments must be an object"
     if "properties" in schema and not isinstance(schema["properties"], dict):
         return "no_properties", "input_schema.properties is not an object"
-    if "properties" not in schema and not any(
-        k in schema for k in ("anyOf", "oneOf", "allOf", "$ref", "additionalProperties")
+    # an argument-less tool states it with "properties": {}; a bare {} says nothing
+    if (
+        "properties" not in schema
+        and not any(k in schema for k in ("anyOf", "oneOf", "allOf", "$ref", "additionalProperties"))
+        and schema.get("type") != "object"
     ):
-        # an argument-less tool states it with "properties": {}; a bare {} says nothing
-        if schema.get("type") != "object":
-            return "no_properties", "input_schema has neither a properties object nor type object"
+        return "no_properties", "input_schema has neither a properties object nor type object"
     if spec.output_schema is not None:
         problem = _schema_problem(spec.output_schema, "output_schema")
         if problem:

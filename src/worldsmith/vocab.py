@@ -53,7 +53,10 @@ FAULTS: dict[str, FaultKind] = {
             "partial_result",
             "data",
             0.04,
-            instruction='return only part of the matching data (fewer items than exist) and say so in the result, e.g. "truncated": true.',
+            instruction=(
+                "return only part of the matching data (fewer items than exist) and say so in the result, "
+                'e.g. "truncated": true.'
+            ),
         ),
         FaultKind(
             "empty_result",
@@ -65,7 +68,10 @@ FAULTS: dict[str, FaultKind] = {
             "edge_case",
             "edge",
             0.05,
-            instruction="return valid but unusual data: boundary values, optional fields missing, zero amounts, long or non-ASCII text.",
+            instruction=(
+                "return valid but unusual data: boundary values, optional fields missing, zero amounts, "
+                "long or non-ASCII text."
+            ),
         ),
     )
 }

@@ -247,7 +247,8 @@ def evaluate_models(
     tasks = held_out_tasks(source, dataset, cfg.eval.max_tasks)
     if not tasks:
         raise ValueError(
-            f"run {source_run} has no held-out tasks (agents without training examples in {dataset}): run `make synth` with more agents"
+            f"run {source_run} has no held-out tasks (agents without training examples in {dataset}): "
+            "run `make synth` with more agents"
         )
     log(
         f"eval: {len(tasks)} held-out task(s) of {len({t.agent_id for t in tasks})} agent(s) from run {source_run}, "
@@ -345,7 +346,8 @@ def write_eval_report(source_run: str, results: list[ModelEval], out: Path) -> P
     ax.legend(loc="upper right", fontsize=8)
     ax.set_title("held-out tasks: models side by side", loc="left", fontsize=11)
     head = "".join(
-        f"<th>{html.escape(r.label)} ({html.escape(r.mode)})<br><small>{html.escape(r.model_path or 'packaged SmolLM2')}</small></th>"
+        f"<th>{html.escape(r.label)} ({html.escape(r.mode)})<br>"
+        f"<small>{html.escape(r.model_path or 'packaged SmolLM2')}</small></th>"
         for r in results
     )
     body = "".join(
@@ -355,10 +357,12 @@ def write_eval_report(source_run: str, results: list[ModelEval], out: Path) -> P
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>worldsmith eval: {html.escape(source_run)}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;color:#222}} table{{border-collapse:collapse}}
-th,td{{text-align:left;padding:.2rem .8rem;border-bottom:1px solid #eee;vertical-align:top}} svg{{max-width:100%;height:auto}}</style></head>
+th,td{{text-align:left;padding:.2rem .8rem;border-bottom:1px solid #eee;vertical-align:top}}
+svg{{max-width:100%;height:auto}}</style></head>
 <body><h1>Evaluation on the held-out tasks of <code>{html.escape(source_run)}</code></h1>
 <p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M UTC}. Same tasks, seeds, simulators and judge for every model; pass^k is
-tau-bench's (all k samples of a task pass). Episodes: <code>worldsmith query "SELECT * FROM trajectories WHERE run_id = '&lt;eval run&gt;'"</code>;
+tau-bench's (all k samples of a task pass).
+Episodes: <code>worldsmith query "SELECT * FROM trajectories WHERE run_id = '&lt;eval run&gt;'"</code>;
 figures: <code>SELECT * FROM evals</code>.</p>
 <table id="comparison"><tr><th></th>{head}</tr>{body}</table>
 <figure class="plot" id="plot-comparison">{svg(fig)}</figure></body></html>

@@ -316,7 +316,10 @@ def dataset_card(
         "",
         f"# worldsmith SFT dataset — run `{run_id}`",
         "",
-        "Multi-turn tool-use conversations made by worldsmith: agents with tool bundles talked with a simulated user in simulated",
+        (
+            "Multi-turn tool-use conversations made by worldsmith: agents with tool bundles talked with a "
+            "simulated user in simulated"
+        ),
         "worlds (JSON state changed by JSON Patches, seeded faults); only the trajectories the judge kept are here.",
         "",
         "## Counts",
@@ -335,7 +338,10 @@ def dataset_card(
         "",
         "## Sources",
         "",
-        f"- Tools called: {len(called)} ({', '.join(f'{k} {v}' for k, v in sorted(sources.items())) or 'none'}); MCP servers: {', '.join(servers) or 'none'}.",
+        (
+            f"- Tools called: {len(called)} ({', '.join(f'{k} {v}' for k, v in sorted(sources.items())) or 'none'}); "
+            f"MCP servers: {', '.join(servers) or 'none'}."
+        ),
         f"- Models: {', '.join(f'{r} = {m}' for r, m in sorted(models.items()))}.",
         "",
         "## Filters (judge policy)",
@@ -351,8 +357,14 @@ def dataset_card(
             for f in chosen
         ),
         "",
-        "`messages` is OpenAI chat format (assistant `tool_calls` with JSON-string `arguments`, `tool` messages with `tool_call_id`);",
-        "`tools` is a JSON string of OpenAI function tools (`json.loads` it, as TRL does); `metadata` holds lineage ids. The split is",
+        (
+            "`messages` is OpenAI chat format (assistant `tool_calls` with JSON-string `arguments`, "
+            "`tool` messages with `tool_call_id`);"
+        ),
+        (
+            "`tools` is a JSON string of OpenAI function tools (`json.loads` it, as TRL does); "
+            "`metadata` holds lineage ids. The split is"
+        ),
         f'by agent: no agent appears in both. `load_dataset("<this folder>")` reads the {loaded.name} files.',
         "",
         "## Licence",

@@ -61,7 +61,8 @@ KEPT = f"""
     {KEPT_FROM} LEFT JOIN tasks k ON k.task_id = t.task_id LEFT JOIN agents a ON a.agent_id = t.agent_id"""
 KEPT_AGENTS = f"SELECT DISTINCT t.agent_id {KEPT_FROM}"
 KEPT_COUNT = f"SELECT count(*) {KEPT_FROM}"
-# bucket bounds from a sample of the kept ids (a sort of every id would grow with the run); exact when the sample holds them all
+# bucket bounds from a sample of the kept ids (a sort of every id would grow with the run);
+# exact when the sample holds them all
 BUCKET_SAMPLE = f"SELECT t.trajectory_id {KEPT_FROM} USING SAMPLE reservoir({{rows}} ROWS) REPEATABLE (1)"
 SAMPLE_PER_BUCKET = 100
 COUNTS = """SELECT (SELECT count(DISTINCT agent_id) FROM agents), (SELECT count(DISTINCT task_id) FROM tasks),
@@ -82,7 +83,8 @@ def _view(con: duckdb.DuckDBPyConnection, store: RunStore, record_type: type[Rec
 
 
 def spill_kept(con: duckdb.DuckDBPyConnection, spill: Path, batch_rows: int, bucket_rows: int) -> list[Path]:
-    """Pass one: the rows of KEPT split by trajectory_id range into bucket files (Arrow IPC streams), listed in id order."""
+    """Pass one: the rows of KEPT split by trajectory_id range into bucket files (Arrow IPC streams),
+    listed in id order."""
     n_buckets = min(MAX_BUCKETS, -(-con.execute(KEPT_COUNT).fetchall()[0][0] // bucket_rows))
     starts: list[str] = []  # the first id of every bucket but the first
     if n_buckets > 1:

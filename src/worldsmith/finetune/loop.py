@@ -133,15 +133,17 @@ def train(
     if not train_rows:
         why = (
             (
-                "the export is empty: the judge kept no trajectory of the run (`worldsmith judge --stats` says why). The packaged "
-                "SmolLM2-135M passes 0 of 16 even on hand-made single-call tasks (`python benchmarks/policy_probe.py` measures a model); "
+                "the export is empty: the judge kept no trajectory of the run (`worldsmith judge --stats` says why). "
+                "The packaged SmolLM2-135M passes 0 of 16 even on hand-made single-call tasks "
+                "(`python benchmarks/policy_probe.py` measures a model); "
                 "a stronger agent policy on vLLM is needed"
             )
             if dataset.exists()
             else "there is no export: run the pipeline (make synth)"
         )
         raise ValueError(
-            f"no training examples in {export_jsonl(dataset, 'train')}: {why}; or point --dataset / finetune.dataset at an export"
+            f"no training examples in {export_jsonl(dataset, 'train')}: {why}; "
+            "or point --dataset / finetune.dataset at an export"
         )
     enc = [e for r in train_rows if (e := encode(tokenizer, r, cfg.max_length))]
     val = [e for r in val_rows if (e := encode(tokenizer, r, cfg.max_length))]
@@ -153,7 +155,8 @@ def train(
         val_batches = make_batches(val, cfg.batch_size, tokenizer.pad_token_id, shuffle=False)
     pad = padding_fraction(batches)
     log(
-        f"finetune: {len(enc)} training / {len(val)} validation examples, {len(batches)} {'packed ' if cfg.packing else ''}batches, "
+        f"finetune: {len(enc)} training / {len(val)} validation examples, "
+        f"{len(batches)} {'packed ' if cfg.packing else ''}batches, "
         f"padding {pad:.1%}, optimizer {cfg.optimizer}"
     )
     ns_dtype = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfloat16}[cfg.ns_dtype]
@@ -191,7 +194,8 @@ def train(
         if not math.isfinite(total) or total > cfg.explode_factor * first:
             opt.zero_grad(set_to_none=True)
             raise TrainingStopped(
-                f"step {step}: loss {total:.4g} (first {first:.4g}); the last good checkpoint is {ckpt if ckpt.exists() else 'none'}"
+                f"step {step}: loss {total:.4g} (first {first:.4g}); "
+                f"the last good checkpoint is {ckpt if ckpt.exists() else 'none'}"
             )
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad_norm)
         opt.step()

@@ -110,20 +110,20 @@ class MuonAdamW(torch.optim.Optimizer):
         adam_eps: float = 1e-8,
         ns_dtype: torch.dtype | None = None,
     ):
-        defaults = dict(
-            lr=lr,
-            weight_decay=weight_decay,
-            momentum=momentum,
-            nesterov=nesterov,
-            ns_steps=ns_steps,
-            ns_coefficients=ns_coefficients,
-            eps=eps,
-            adjust_lr_fn=adjust_lr_fn,
-            betas=betas,
-            adam_eps=adam_eps,
-            use_muon=False,
-            ns_dtype=ns_dtype,
-        )
+        defaults = {
+            "lr": lr,
+            "weight_decay": weight_decay,
+            "momentum": momentum,
+            "nesterov": nesterov,
+            "ns_steps": ns_steps,
+            "ns_coefficients": ns_coefficients,
+            "eps": eps,
+            "adjust_lr_fn": adjust_lr_fn,
+            "betas": betas,
+            "adam_eps": adam_eps,
+            "use_muon": False,
+            "ns_dtype": ns_dtype,
+        }
         super().__init__(params, defaults)
         for group in self.param_groups:
             if group["use_muon"] and any(p.ndim != 2 for p in group["params"]):

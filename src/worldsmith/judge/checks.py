@@ -12,7 +12,8 @@ from worldsmith.vocab import FAULTS
 
 # words an agent uses when it tells the user a tool failed
 PROBLEM_WORDS = re.compile(
-    r"\b(error|fail(ed|ure)?|unavailable|could ?n[o']t|can ?n[o']t|unable|not able|problem|issue|try again|retry|timed? ?out|"
+    r"\b(error|fail(ed|ure)?|unavailable|could ?n[o']t|can ?n[o']t|unable|not able|problem|issue|try again|"
+    r"retry|timed? ?out|"
     r"rate limit|sorry|apolog|went wrong|temporar)",
     re.IGNORECASE,
 )

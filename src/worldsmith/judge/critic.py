@@ -17,11 +17,15 @@ from worldsmith.records import CriticReport, Task, Trajectory
 
 CORE_RUBRICS = {
     "clarity_relevance": "The assistant's replies are clear and stay on the user's request, with nothing irrelevant.",
-    "conversational_fluency": "The exchange flows naturally: the assistant answers what the user actually said and asks only what it needs.",
+    "conversational_fluency": (
+        "The exchange flows naturally: the assistant answers what the user actually said and asks only what it needs."
+    ),
     "objective_interaction": "The assistant states only what tool results or the user support; it invents nothing.",
 }
 PRESCRIPTIVE_RUBRICS = {
-    "no_initial_praise": "The assistant does not open a reply by praising the user or the question (e.g. 'Great question!').",
+    "no_initial_praise": (
+        "The assistant does not open a reply by praising the user or the question (e.g. 'Great question!')."
+    ),
     "no_self_justification": "The assistant does not justify or defend its own behaviour unprompted.",
 }
 

@@ -302,7 +302,8 @@ class LLMClient:
         except _Retryable as exc:
             if exc.kind == "connection" and retry.outage_timeout_s:
                 raise ServerUnavailable(
-                    f"endpoint {endpoint.name!r} unreachable for {time.perf_counter() - started:.0f}s ({exc.reason}); finished records "
+                    f"endpoint {endpoint.name!r} unreachable for {time.perf_counter() - started:.0f}s ({exc.reason}); "
+                    "finished records "
                     "are on disk: start the server (or fix llm.endpoints) and run the same command again to resume"
                 ) from None
             result.error_kind, result.error = exc.kind, f"{exc.reason} (after {result.attempts} attempts)"

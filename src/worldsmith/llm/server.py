@@ -202,7 +202,8 @@ class ModelServer:
                 "--generation-config",
                 "vllm",
                 "--enable-prefix-caching",
-                "--enable-prompt-tokens-details",  # usage.prompt_tokens_details.cached_tokens: the client counts prefix-cache hits
+                # usage.prompt_tokens_details.cached_tokens: the client counts prefix-cache hits
+                "--enable-prompt-tokens-details",
                 *cfg.vllm_args,
             ]
         raise ServerError(f"unknown engine {self.engine!r}")

@@ -48,19 +48,26 @@ QUERIES = {
           ('in the repository', (SELECT count(*) FROM tools WHERE run_id = $run)),
           ('offered to agents', (SELECT count(*) FROM offered)),
           ('called', (SELECT count(DISTINCT c->>'tool_id') FROM calls WHERE c->>'tool_id' IS NOT NULL)),
-          ('called successfully', (SELECT count(DISTINCT c->>'tool_id') FROM calls WHERE (c->>'ok')::BOOLEAN))) AS f(label, n)""",
+          ('called successfully', (SELECT count(DISTINCT c->>'tool_id') FROM calls WHERE (c->>'ok')::BOOLEAN)))
+        AS f(label, n)""",
     "top_tools": """
-        SELECT c->>'name' AS label, count(*) AS n FROM (SELECT unnest(from_json(calls, '["JSON"]')) AS c FROM trajectories WHERE run_id = $run)
+        SELECT c->>'name' AS label, count(*) AS n
+        FROM (SELECT unnest(from_json(calls, '["JSON"]')) AS c FROM trajectories WHERE run_id = $run)
         GROUP BY ALL ORDER BY n DESC LIMIT 12""",
     "turns": "SELECT turns, tool_calls FROM trajectories WHERE run_id = $run",
     "faults": """
-        WITH f AS (SELECT trajectory_id, unnest(from_json(faults, '["JSON"]')) AS f FROM trajectories WHERE run_id = $run)
+        WITH f AS (SELECT trajectory_id, unnest(from_json(faults, '["JSON"]')) AS f
+                   FROM trajectories WHERE run_id = $run)
         SELECT f->>'kind' AS label, count(*) AS n, count(*) FILTER (WHERE v.faults_handled) AS handled
-        FROM f LEFT JOIN verdicts v ON v.run_id = $run AND v.trajectory_id = f.trajectory_id GROUP BY ALL ORDER BY n DESC""",
+        FROM f LEFT JOIN verdicts v ON v.run_id = $run AND v.trajectory_id = f.trajectory_id
+        GROUP BY ALL ORDER BY n DESC""",
     "reasons": """
         SELECT regexp_extract(r, '^[^:]+(:[^:]+)?') AS label, count(*) AS n
-        FROM (SELECT unnest(reasons) AS r FROM verdicts WHERE run_id = $run) GROUP BY ALL ORDER BY n DESC LIMIT 12""",
-    "statuses": "SELECT status AS label, count(*) AS n FROM trajectories WHERE run_id = $run GROUP BY ALL ORDER BY n DESC",
+        FROM (SELECT unnest(reasons) AS r FROM verdicts WHERE run_id = $run)
+        GROUP BY ALL ORDER BY n DESC LIMIT 12""",
+    "statuses": (
+        "SELECT status AS label, count(*) AS n FROM trajectories WHERE run_id = $run GROUP BY ALL ORDER BY n DESC"
+    ),
     "usage": "SELECT usage FROM runs WHERE run_id = $run",
 }
 
@@ -179,7 +186,8 @@ def build_report(data_dir: str | Path, run_id: str, out: Path, trajectories: boo
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>worldsmith report: {html.escape(run_id)}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2rem;color:#222}} table{{border-collapse:collapse}}
-th,td{{text-align:left;padding:.2rem .8rem;border-bottom:1px solid #eee}} .plots{{display:flex;flex-wrap:wrap;gap:1.5rem}}
+th,td{{text-align:left;padding:.2rem .8rem;border-bottom:1px solid #eee}}
+.plots{{display:flex;flex-wrap:wrap;gap:1.5rem}}
 figure{{margin:0}} figcaption{{font-weight:600;margin-bottom:.3rem}} svg{{max-width:100%;height:auto}}
 .beside{{display:flex;flex-wrap:wrap;gap:1rem;align-items:flex-start}} td.n{{text-align:right}}</style></head>
 <body><h1>worldsmith run <code>{html.escape(run_id)}</code></h1>

@@ -387,9 +387,15 @@ def _dependent(world: World, usable: list[ToolSpec], state: dict[str, Any], rng:
             {k: v for k, v in e.facts.items() if k != hidden}
         )  # the chain finds the key: the user does not know it
         if first.binding.action == "get" and e.wants:
-            d.goal = f"know the {' and '.join(e.wants)} of the {c2.entity} of {c1.entity} {d.steps[0].arguments[first.binding.key_param]}"
+            d.goal = (
+                f"know the {' and '.join(e.wants)} of the {c2.entity} of {c1.entity} "
+                f"{d.steps[0].arguments[first.binding.key_param]}"
+            )
         else:
-            d.goal = f"find the {c1.entity} whose {d.filter_text}, then {e.goal.replace(f'{c2.entity} {key}', f'that {c2.entity}')}"
+            d.goal = (
+                f"find the {c1.entity} whose {d.filter_text}, "
+                f"then {e.goal.replace(f'{c2.entity} {key}', f'that {c2.entity}')}"
+            )
         return d
     raise BlueprintFailure(
         "no_chain", "no pair of the bundle's tools where one call's output feeds the next on this world"

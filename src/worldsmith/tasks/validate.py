@@ -8,8 +8,8 @@
   `absent`/compare operators, the value itself is missing
 - already_satisfied: the initial state already meets every state criterion
 - passes_by_doing_nothing: an agent that calls no tool would pass every checkable criterion
-  (a phrase it must say it can say without looking anything up) (only refusal and irrelevance tasks, whose right outcome is that
-  nothing changes, may be met that way; they must be)
+  (a phrase it must say it can say without looking anything up) (only refusal and irrelevance
+  tasks, whose right outcome is that nothing changes, may be met that way; they must be)
 - unknown_collection: a record criterion names a collection the initial state does not have
 - no_criteria: nothing machine-checkable (irrelevance tasks excepted) or no criteria at all
 - irrelevance_calls: an irrelevance task that expects a tool call
@@ -104,7 +104,8 @@ def validate_task(task: Task, tools: dict[str, ToolSpec], max_state_bytes: int =
             if not isinstance(holder, dict | list):
                 return (
                     "bad_pointer",
-                    f"criterion {c.criterion_id}: {_shown(parent)} is {json.dumps(holder)[:40]}, not an object or a list",
+                    f"criterion {c.criterion_id}: {_shown(parent)} is {json.dumps(holder)[:40]}, "
+                    "not an object or a list",
                 )
             if c.op in ("absent", "gte", "lte", "contains") and resolve(task.initial_state, c.pointer) is _MISSING:
                 return (

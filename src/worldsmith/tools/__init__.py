@@ -1,1 +1,2 @@
-"""The tools stage: crawled snapshot + evolved tools, validated and de-duplicated. Its declaration: `worldsmith.tools.stage.STAGE`."""
+"""The tools stage: crawled snapshot + evolved tools, validated and de-duplicated.
+Its declaration: `worldsmith.tools.stage.STAGE`."""

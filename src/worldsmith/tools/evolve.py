@@ -113,7 +113,9 @@ OPERATOR_CHANGES = {
     "specialize": "it was narrowed to one common case",
     "generalize": "it was widened to cover more cases",
     "compose": "it combines its work with another tool's in one step",
-    "add_error_modes": "its description lists the errors it returns (not found, conflict, invalid value, transition not allowed)",
+    "add_error_modes": (
+        "its description lists the errors it returns (not found, conflict, invalid value, transition not allowed)"
+    ),
 }
 DESCRIPTION_TAILS = {
     "add_constraint": " Values must be among the allowed ones; lists return at most 20 records.",

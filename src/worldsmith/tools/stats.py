@@ -3,15 +3,28 @@
 from __future__ import annotations
 
 SECTIONS = {
-    "by source": "SELECT source, count(*) AS tools, count(DISTINCT server) AS servers FROM tools WHERE run_id = $run GROUP BY ALL ORDER BY tools DESC",
-    "by category": "SELECT coalesce(category, '(none)') AS category, source, count(*) AS tools FROM tools WHERE run_id = $run GROUP BY ALL ORDER BY category, source",
-    "by domain (top 20)": "SELECT coalesce(domain, server) AS domain, source, count(*) AS tools FROM tools WHERE run_id = $run GROUP BY ALL ORDER BY tools DESC, domain LIMIT 20",
+    "by source": (
+        "SELECT source, count(*) AS tools, count(DISTINCT server) AS servers "
+        "FROM tools WHERE run_id = $run GROUP BY ALL ORDER BY tools DESC"
+    ),
+    "by category": (
+        "SELECT coalesce(category, '(none)') AS category, source, count(*) AS tools "
+        "FROM tools WHERE run_id = $run GROUP BY ALL ORDER BY category, source"
+    ),
+    "by domain (top 20)": (
+        "SELECT coalesce(domain, server) AS domain, source, count(*) AS tools "
+        "FROM tools WHERE run_id = $run GROUP BY ALL ORDER BY tools DESC, domain LIMIT 20"
+    ),
     "by annotation": """
         SELECT hint, count(*) FILTER (WHERE v = 'true') AS "true", count(*) FILTER (WHERE v = 'false') AS "false",
                count(*) FILTER (WHERE v IS NULL) AS unset
         FROM (SELECT unnest(['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint']) AS hint, annotations
-              FROM tools WHERE run_id = $run) t, LATERAL (SELECT json_extract_string(t.annotations, '$.' || t.hint) AS v)
+              FROM tools WHERE run_id = $run) t,
+             LATERAL (SELECT json_extract_string(t.annotations, '$.' || t.hint) AS v)
         GROUP BY hint ORDER BY hint""",
-    "evolution operators": "SELECT operator, count(*) AS tools FROM tools WHERE run_id = $run AND operator IS NOT NULL GROUP BY ALL ORDER BY tools DESC",
+    "evolution operators": (
+        "SELECT operator, count(*) AS tools FROM tools WHERE run_id = $run AND operator IS NOT NULL "
+        "GROUP BY ALL ORDER BY tools DESC"
+    ),
     "rejections": "SELECT kind, reason, count(*) AS n FROM rejections WHERE run_id = $run GROUP BY ALL ORDER BY n DESC",
 }

@@ -111,7 +111,10 @@ def default_description(world: World, b: ToolBinding) -> str:
             + f" (at most 20): each with its {c.key} and {fields}."
         )
     if b.action == "create":
-        return f"Create a new {c.entity} from its {', '.join(b.params.values())}; returns the new {c.entity} with its {c.key}."
+        return (
+            f"Create a new {c.entity} from its {', '.join(b.params.values())}; "
+            f"returns the new {c.entity} with its {c.key}."
+        )
     if b.action == "delete":
         return f"Delete {a_an(c.entity)} by its {c.key}. This cannot be undone."
     if b.fixed:

@@ -391,7 +391,8 @@ def argument_problem(spec: ToolSpec, arguments: Any) -> str | None:
     try:
         error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(arguments))
     except (jsonschema.SchemaError, Unresolvable, RecursionError):
-        return None  # a schema the validator cannot use (bad, dangling or endless $ref): let through, as lenient servers do
+        # a schema the validator cannot use (bad, dangling or endless $ref): let through, as lenient servers do
+        return None
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path)

@@ -155,7 +155,8 @@ def world_from_design(domain: Domain, design: dict[str, Any], today: str) -> tup
             if values and (f["type"] != "string" or len(values) < 2 or any(not SNAKE.match(v) for v in values)):
                 return (
                     None,
-                    f"{c['name']}.{name}: enum values {f['values']} must be 2+ distinct snake_case strings of a string field",
+                    f"{c['name']}.{name}: enum values {f['values']} must be 2+ distinct snake_case strings "
+                    "of a string field",
                 )
             if ref is not None and values:
                 return (
@@ -177,7 +178,8 @@ def world_from_design(domain: Domain, design: dict[str, Any], today: str) -> tup
             if a not in status.enum or b not in status.enum or a == b:
                 return (
                     None,
-                    f"{c['name']}: status flow step {a!r} -> {b!r} is not between two different values of {status.name} {status.enum}",
+                    f"{c['name']}: status flow step {a!r} -> {b!r} is not between two different values "
+                    f"of {status.name} {status.enum}",
                 )
             transitions.setdefault(status.name, {}).setdefault(a, [])
             if b not in transitions[status.name][a]:
@@ -516,7 +518,10 @@ def derive_rules(world: World) -> list[PolicyRule]:
                         action="delete",
                         field=field,
                         values=kept,
-                        text=f"Never delete {a_an(c.entity)} whose {field} is {' or '.join(kept)}: its record must be kept.",
+                        text=(
+                            f"Never delete {a_an(c.entity)} whose {field} is {' or '.join(kept)}: "
+                            "its record must be kept."
+                        ),
                     )
                 )
                 rules.append(

@@ -1,1 +1,2 @@
-"""The worlds stage: application domains and a world schema per domain. Its declaration: `worldsmith.worlds.stage.STAGE`."""
+"""The worlds stage: application domains and a world schema per domain.
+Its declaration: `worldsmith.worlds.stage.STAGE`."""
