@@ -12,11 +12,12 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 180
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup setup-vllm setup-browser ui ui-stop finetune eval bench synth crawl test test-fast query serve serve-vllm serve-stop clean-data help
+.PHONY: lint format setup setup-vllm setup-browser ui ui-stop finetune eval bench synth crawl test test-fast query serve serve-vllm serve-stop clean-data help
 
 help:
 	@echo "make synth       run the pipeline end to end (Prefect flow; ARGS='--set smoke.requests=8')"
 	@echo "make test        run the test suite (unit + real llama.cpp and vLLM engines)"
+	@echo "make lint        ruff check + ruff format --check (part of make test; make format fixes)"
 	@echo "make query       interactive DuckDB shell on the catalog of all runs"
 	@echo "make finetune    fine-tune the base model on the run's exported dataset (Muon + AdamW; ARGS='--set finetune.optimizer=adamw')"
 	@echo "make eval        held-out tasks: the fine-tuned model vs the base model as the agent policy (ARGS='--model PATH')"
@@ -78,8 +79,17 @@ bench: setup setup-vllm synth
 	WORLDSMITH_SOAK_KILLS=12 $(BIN)/python -m pytest -q tests/test_resilience.py -k sigkills
 	$(BIN)/python benchmarks/summary.py
 
-test: setup setup-vllm setup-browser
+test: setup setup-vllm setup-browser lint
 	$(BIN)/python -m pytest $(ARGS)
+
+# ruff: the lint rules and the format of pyproject.toml; `make format` rewrites the tree to pass.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: setup
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
 
 test-fast: setup
 	$(BIN)/python -m pytest -m "not engine and not browser" $(ARGS)

@@ -257,6 +257,9 @@ def test_the_request_check_refuses_omissions_leaks_invented_ids_and_echoes():
     assert any("omits" in p for p in request_problems("Hi, please cancel my order, I changed my mind.", d))
     assert any("ord-9999" in p for p in request_problems(f"Cancel order {key} and also ord-9999 please.", d))
     assert any("speak of" in p for p in request_problems(f"Please set {key} to cancelled.", d))
+    assert any("third person" in p for p in request_problems(f"The customer wants order {key} cancelled.", d))
+    # an imperative is how users talk; naming a customer record is not the third person
+    assert not any("person" in p for p in request_problems(f"Cancel order {key} for the customer Ann Lee.", d))
     get = sample_blueprint(WORLD, [BY_NAME["get_order"]], "single_call", 1)
     (answer,) = get.asked.values()
     leak = f"Is order {get.facts['order id']} really {answer}? Tell me the order details."

@@ -248,6 +248,11 @@ def test_sampler_sizes_determinism_mixing_and_coverage():
         assert g.nodes[x.distractor_ids[0]]["group"] not in member_groups
     # favouring under-used tools covers more of the repository than uniform walks would need
     assert coverage(tools, a)["all"] >= 0.6
+    # distractors drawn only from the sources asked for (the default: evolved tools, small schemas)
+    for sources in (["mcp"], ["evolved"]):
+        only = sample_bundles(g, cfg.model_copy(update={"distractor_sources": sources}), seed=7)
+        picked = [g.nodes[d]["source"] for x in only for d in x.distractor_ids]
+        assert picked and set(picked) == set(sources)
 
 
 def test_sampler_prefers_unused_tools():

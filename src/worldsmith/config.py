@@ -232,6 +232,11 @@ class BundleConfig(Strict):
     size_max: PositiveInt = 4
     real_ratio: Probability = 0.5  # share of crawled (real) tools in a bundle, where the graph allows
     distractors: NonNegInt = 1  # tools from other domains added to each bundle
+    # where distractors come from: evolved (another world's tools: small schemas, never callable under
+    # grounding, as no key of theirs is shown) | mcp (crawled: large schemas, llama.cpp's grammar sampling ~6x slower)
+    distractor_sources: list[Literal["mcp", "evolved", "seed"]] = Field(
+        default_factory=lambda: ["evolved"], min_length=1
+    )
     walk_restart: Probability = 0.15  # random-walk restart probability
 
     @model_validator(mode="after")

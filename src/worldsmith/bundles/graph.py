@@ -96,7 +96,7 @@ def sample_bundles(g: nx.Graph, cfg: BundleConfig, seed: int, usage: Counter | N
         seen.add(key)
         groups = Counter(g.nodes[m]["group"] for m in members)
         domain = groups.most_common(1)[0][0]
-        distractors = _distractors(g, rng, members, usage, cfg.distractors)
+        distractors = _distractors(g, rng, members, usage, cfg.distractors, cfg.distractor_sources)
         for m in members:
             usage[m] += 1
         bundles.append(
@@ -157,12 +157,14 @@ def _walk(g, rng, nodes, usage, size, want_real, restart) -> list[str]:
     return members
 
 
-def _distractors(g, rng, members, usage, k) -> list[str]:
+def _distractors(g, rng, members, usage, k, sources=("mcp", "evolved", "seed")) -> list[str]:
     if k <= 0:
         return []
     groups = {g.nodes[m]["group"] for m in members}
     near = set(members).union(*(set(g.neighbors(m)) for m in members))
-    pool = sorted(n for n in g.nodes if g.nodes[n]["group"] not in groups and n not in near)
+    pool = sorted(
+        n for n in g.nodes if g.nodes[n]["group"] not in groups and n not in near and g.nodes[n]["source"] in sources
+    )
     out: list[str] = []
     while pool and len(out) < k:
         pick = _weighted_choice(rng, pool, [1.0 / (1 + usage[n]) for n in pool])

@@ -515,9 +515,9 @@ def cap_strings(schema: Any) -> Any:
     return schema
 
 
-MAX_REPLY_CHARS = (
-    800  # a text turn: a tool-use assistant's reply is a few sentences; a small model otherwise rambles to max_tokens
-)
+# A text turn: a tool-use assistant's reply is a few sentences; a small model otherwise rambles to max_tokens.
+# A bound of 800 halved llama.cpp's sampling speed on this machine (44 vs 90 tok/s); 400 costs nothing measurable.
+MAX_REPLY_CHARS = 400
 REPLY_SCHEMA = {
     "type": "object",
     "properties": {"content": {"type": "string", "minLength": 1, "maxLength": MAX_REPLY_CHARS}},

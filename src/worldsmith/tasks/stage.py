@@ -63,6 +63,11 @@ def request_problems(request: str, d: Draft, scaffold: set[str] = frozenset()) -
     echoed = shingles(request) & scaffold
     if echoed:
         problems.append(f"repeats the instructions ({sorted(echoed)[0]!r})")
+    # "the customer wants ..." is a task description, not the user talking (imperatives, and a CRM user
+    # naming a customer record, are fine)
+    third = r"\b(the|a|this) (customer|user|client) (wants|needs|asks|would|is asking|has asked|requests)\b"
+    if re.search(third, request.lower()):
+        problems.append("is not written by the user to the assistant (it speaks of the user in the third person)")
     if (
         d.entity
         and d.entity.lower() not in request.lower()
