@@ -214,7 +214,8 @@ def test_the_gold_episode_passes_and_a_wrong_cancellation_is_caught_by_the_guard
     assert not v.passed and f"criterion:state:{guard.criterion_id}" in v.reasons
     evidence = next(r.evidence for r in v.criteria if r.criterion_id == guard.criterion_id)
     assert other in evidence and "changed" in evidence
-    # the old rubric had only the target's check: the same episode passed it
+    # the old rubric had only the target's check: the end state passes it, and now only the write check
+    # (the other order was never the task's) still catches the episode
     without_guard = task.model_copy(
         update={
             "rubric": task.rubric.model_copy(
@@ -222,7 +223,39 @@ def test_the_gold_episode_passes_and_a_wrong_cancellation_is_caught_by_the_guard
             )
         }
     )
-    assert decide(cfg, without_guard, both, None).passed
+    assert decide(cfg, without_guard, both, None).reasons == ["criterion:state:writes"]
+
+
+def test_a_wrong_write_undone_later_fails_though_the_end_state_is_the_goal():
+    """Judge hole (seen in a CPU run: an account suspended, then set active as asked): the end
+    state equals the gold one, but the detour is not something an SFT example should teach."""
+    for seed in range(80):
+        d = sample_blueprint(WORLD, [BY_NAME["update_order_status"]], "single_call", seed)
+        target = d.steps[0].arguments["order_id"]
+        start = next(o["status"] for o in d.initial["orders"] if o["order_id"] == target)
+        if start == "pending" and d.steps[0].arguments["status"] == "cancelled":
+            break
+    else:
+        raise AssertionError("no pending -> cancelled draft in 80 seeds")
+    task = _task(d)
+    cfg = JudgeConfig(critic=False, require_judge_criteria=False)
+    detour = _trajectory(
+        task,
+        [
+            ("update_order_status", {"order_id": target, "status": "confirmed"}),
+            ("update_order_status", {"order_id": target, "status": "cancelled"}),
+        ],
+        f"Order {target} is cancelled.",
+    )
+    v = decide(cfg, task, detour, None)
+    assert v.reasons == ["criterion:state:writes"], v.reasons
+    evidence = next(r.evidence for r in v.criteria if r.criterion_id == "writes")
+    assert "write 1 (update_order_status)" in evidence and "confirmed" in evidence and "cancelled" in evidence
+    direct = _trajectory(
+        task, [("update_order_status", {"order_id": target, "status": "cancelled"})], f"Order {target} is cancelled."
+    )
+    result = next(r for r in decide(cfg, task, direct, None).criteria if r.criterion_id == "writes")
+    assert result.passed and result.evidence.startswith("1 write(s)")
 
 
 def test_a_refusal_passes_when_nothing_changes_and_fails_when_the_agent_obeys():

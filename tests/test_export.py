@@ -90,6 +90,16 @@ def test_split_by_agent_dedup_and_caps():
     assert Counter(e.metadata["domain"] for e in examples) == {"domain_0": 3, "domain_1": 3}
 
 
+def test_the_card_counts_examples_by_decoding_and_difficulty():
+    trajs, tasks, agents, verdicts = world(3, 2)
+    trajs = [t.model_copy(update={"decoding": "grounded" if i < 4 else "native"}) for i, t in enumerate(trajs)]
+    examples, dropped = build_examples("run", ExportConfig(), trajs, verdicts, tasks, agents)
+    assert [e.metadata["decoding"] for e in examples] == ["grounded"] * 4 + ["native"] * 2
+    card = dataset_card("run", examples, {}, dropped, {}, {}, "licence", {"agent": "m"})
+    assert "- Agent decoding: grounded 4, native 2. `grounded`:" in card
+    assert f"- Difficulties: {tasks[trajs[0].task_id].difficulty} 6." in card
+
+
 def test_validation_agents_are_stable_and_never_all_or_none():
     ids = [f"agt_{i}" for i in range(10)]
     held = validation_agents(ids, 0.2)

@@ -178,7 +178,27 @@ def test_a_garbled_reply_is_found_and_prose_is_not():
 
     for text in ('{"report""message"', "108.28.17-165-28-00.json", "[{}]'", 'Your repository {"x": 1}', "..."):
         assert garbled_text(text), text
-    for text in ("No content found", "You're welcome!", "It is 46.5.", "Order rps-2502 is now retired.", "OK, done."):
+    # placeholders and markup copied from templates (a CPU run's kept episodes had these before)
+    for text in (
+        "[<item-1>",
+        "[<data-json>]",
+        "[{<image-type>}]:{{<image-path>}},{<post-title>} ({<post-image-title>}),",
+        "{text}s {data-type} {data-key} {message} {action}",
+        "<blockquote>You have a new account with acc-5002. It's suspended.",
+        "[<description-of-response>] The status is retired, so you can now update it.",
+        "{",
+    ):
+        assert garbled_text(text), text
+    for text in (
+        "No content found",
+        "You're welcome!",
+        "It is 46.5.",
+        "Order rps-2502 is now retired.",
+        "OK, done.",
+        "Order ord-1 (the blue kettle) is cancelled; the refund takes 3-5 days.",
+        "The total is 3 < 5 items, so shipping is free.",
+        "Done: [ord-7] is now confirmed.",
+    ):
         assert not garbled_text(text), text
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
     import hack_precision

@@ -608,6 +608,7 @@ SITES = [
         failed_episodes,
         "user_sim_failed",
         {"error": 1, "error:user_sim_failed": 1},
+        attempts=2,
     ),
     Site(
         "rollouts/agent",

@@ -375,6 +375,33 @@ def test_a_simulator_failure_is_an_error_and_the_conversation_stays_valid():
     assert conversation_problems(t.messages) == [] and t.messages[-1]["role"] == "user"
 
 
+def test_an_invalid_user_reply_is_asked_again_and_never_enters_the_episode():
+    runaway = LLMResult(
+        ok=False,
+        role="user_sim",
+        model="x",
+        endpoint="x",
+        error="reply is not JSON (finish_reason=length)",
+        error_kind="parse",
+        raw='{"message": "2023-04-28 2023-04-28 2023-04-28',
+    )
+
+    def client():
+        return ScriptedClient(
+            user_sim=[runaway, *user_says(("Cancel o-1001.", "continue"), ("Thanks.", "stop"))],
+            agent=[[("cancel_order", {"order_id": "o-1001"})], "Order o-1001 is cancelled."],
+            tool_sim=[{"result": {"status": "cancelled"}, "patch": CANCEL_PATCH}],
+        )
+
+    c = client()
+    t = run(episode(), c, cfg(user_sim_attempts=2))
+    assert (t.status, t.reason) == ("finished", "user_stop") and c.calls["user_sim"] == 3
+    assert not any("2023-04-28" in (m.get("content") or "") for m in t.messages)
+    # one attempt: the same runaway reply ends the episode as a simulator failure, with its raw text
+    t = run(episode(), client(), cfg(user_sim_attempts=1))
+    assert t.status == "error" and t.reason.startswith("user_sim_failed: parse") and "2023-04-28" in t.raw
+
+
 def test_malformed_agent_output_is_recorded_with_its_reason():
     bad = LLMResult(
         ok=False,

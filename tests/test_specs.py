@@ -253,6 +253,10 @@ def test_sampler_sizes_determinism_mixing_and_coverage():
         only = sample_bundles(g, cfg.model_copy(update={"distractor_sources": sources}), seed=7)
         picked = [g.nodes[d]["source"] for x in only for d in x.distractor_ids]
         assert picked and set(picked) == set(sources)
+    # the real-tool quota is strict: real_ratio 0 draws no crawled tool into any bundle
+    for ratio, want in ((0.0, {"evolved"}), (0.4, {"evolved", "mcp"})):
+        drawn = sample_bundles(g, cfg.model_copy(update={"real_ratio": ratio}), seed=3)
+        assert drawn and {s for x in drawn for s in x.sources} == want
 
 
 def test_sampler_prefers_unused_tools():

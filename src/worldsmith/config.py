@@ -114,7 +114,8 @@ ROLE_NAMES = ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "c
 class RolesConfig(Strict):
     tool_evolver: RoleConfig = RoleConfig(temperature=0.9, top_p=0.95, max_tokens=768, frequency_penalty=0.5)
     task_writer: RoleConfig = RoleConfig(temperature=0.8, top_p=0.95, max_tokens=1024, frequency_penalty=0.5)
-    user_sim: RoleConfig = RoleConfig(temperature=0.7, top_p=0.95, max_tokens=256)
+    # max_tokens above the reply's 300 characters: SmolLM2 spends a token per digit, and a cut reply is lost
+    user_sim: RoleConfig = RoleConfig(temperature=0.7, top_p=0.95, max_tokens=400, frequency_penalty=0.3)
     tool_sim: RoleConfig = RoleConfig(temperature=0.3, top_p=0.95, max_tokens=512, frequency_penalty=0.3)
     agent: RoleConfig = RoleConfig(temperature=0.7, top_p=0.95, max_tokens=512, frequency_penalty=0.3)
     critic: RoleConfig = RoleConfig(temperature=0.0, top_p=1.0, max_tokens=512)
@@ -357,6 +358,9 @@ class RolloutsConfig(Strict):
     user_knows_goal: bool = (
         True  # blueprint tasks: once every checkable criterion holds, the user simulator is told and ends
     )
+    # a user simulator reply that is not valid (a small model's runaway string) is asked again with another
+    # seed; the simulator is not the policy being judged, and only the valid reply enters the episode
+    user_sim_attempts: PositiveInt = 2
     tool_sim: ToolSimConfig = ToolSimConfig()
     faults: FaultsConfig = FaultsConfig()
     real_execution: RealExecutionConfig = RealExecutionConfig()

@@ -16,10 +16,12 @@ its goal been met yet?), so all three read a criterion the same way.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from typing import Any
 
+import jsonpatch
 from jsonpointer import EndOfList, JsonPointer, JsonPointerException
 
 from worldsmith.answers import agent_texts, mentions
@@ -297,6 +299,63 @@ def check_criterion(c: Criterion, task: Task, traj: Trajectory) -> CriterionResu
     return CriterionResult(
         criterion_id=c.criterion_id, kind=c.kind, description=c.description, passed=passed, evidence=evidence
     )
+
+
+def check_writes(task: Task, traj: Trajectory) -> tuple[bool, str] | None:
+    """Whether every change the agent's calls made moved a record toward the gold end state: a
+    changed field takes its gold value, a record the gold deletes is deleted, and no other record
+    is touched, at any point of the episode. The end state alone passes a wrong write undone
+    later (suspend the account, then reactivate it), a detour no training example should teach.
+    None for tasks whose rubric does not name the gold records (free-form tasks)."""
+    records = [c for c in task.rubric.criteria if c.kind == "state" and c.collection]
+    if task.blueprint is None or not records:
+        return None
+    gold: dict[tuple[str, str], dict[str, Any] | None] = {}
+    keys: dict[str, str] = {}
+    for c in records:
+        keys[c.collection or ""] = c.key_field or "id"
+        k = (c.collection or "", str(c.key).strip().lower())
+        if c.op == "equals" and c.field is None and isinstance(c.value, dict):
+            gold[k] = c.value
+        elif c.op == "absent":
+            gold[k] = None
+    state = copy.deepcopy(traj.world_states.initial)
+    for i, entry in enumerate(traj.world_states.patches, 1):
+        if not entry.patch:
+            continue
+        try:
+            after = jsonpatch.JsonPatch(entry.patch).apply(copy.deepcopy(state))
+        except (jsonpatch.JsonPatchException, JsonPointerException) as exc:
+            return False, f"write {i} ({entry.tool}) does not replay: {exc}"
+        for collection, kf in keys.items():
+            before_recs, after_recs = (
+                _by_key(s.get(collection) if isinstance(s, dict) else None, kf) for s in (state, after)
+            )
+            for key in sorted(set(before_recs) | set(after_recs)):
+                old, new = before_recs.get(key), after_recs.get(key)
+                if _eq(old, new):
+                    continue
+                if (collection, key) not in gold:
+                    return False, f"write {i} ({entry.tool}) changed {collection} {key}, which the task leaves alone"
+                want = gold[(collection, key)]
+                if want is None:
+                    if new is not None:
+                        return False, f"write {i} ({entry.tool}) edited {collection} {key}, which the task deletes"
+                    continue
+                if new is None:
+                    return False, f"write {i} ({entry.tool}) deleted {collection} {key}, which the task keeps"
+                wrong = {
+                    f: v
+                    for f, v in new.items()
+                    if not _eq(v, (old or {}).get(f, _MISSING)) and not _eq(v, want.get(f, _MISSING))
+                }
+                if wrong:
+                    return False, (
+                        f"write {i} ({entry.tool}) set {collection} {key} {_show(wrong, 80)}; "
+                        f"the goal is {_show({f: want.get(f) for f in wrong}, 80)}"
+                    )
+        state = after
+    return True, f"{sum(bool(e.patch) for e in traj.world_states.patches)} write(s), each toward the goal"
 
 
 def goal_met(task: Task, traj: Trajectory) -> bool:

@@ -131,19 +131,24 @@ def _walk(g, rng, nodes, usage, size, want_real, restart) -> list[str]:
         n_real = sum(g.nodes[m]["source"] == "mcp" for m in members)
         need_real = n_real < want_real
         need_synthetic = len(members) - n_real < size - want_real
-        neighbours = [n for n in g.neighbors(current) if n not in members]
-        kinds = {g.nodes[n]["source"] == "mcp" for n in neighbours}
-        if (need_real and not need_synthetic and True not in kinds) or (
-            need_synthetic and not need_real and False not in kinds
-        ):
-            jump = [n for n in (real if need_real else synthetic) if n not in members]
+        # the quota is strict: a real tool only while real ones are wanted (real_ratio 0: none at all)
+        neighbours = [
+            n
+            for n in g.neighbors(current)
+            if n not in members and (need_real if g.nodes[n]["source"] == "mcp" else need_synthetic)
+        ]
+        if not neighbours:
+            jump = [n for n in (real if need_real and not need_synthetic else synthetic) if n not in members]
+            if need_real and need_synthetic:
+                jump += [n for n in real if n not in members]
             same = [n for n in jump if g.nodes[n]["category"] == category]
-            if same or jump:
-                jump = same or jump
-                current = _weighted_choice(rng, jump, [1.0 / (1 + usage[n]) for n in jump])
-                members.append(current)
-                continue
-        if not neighbours or rng.random() < restart:
+            jump = same or jump
+            if not jump:
+                break
+            current = _weighted_choice(rng, jump, [1.0 / (1 + usage[n]) for n in jump])
+            members.append(current)
+            continue
+        if rng.random() < restart:
             current = rng.choice(members)
             continue
         weights = []

@@ -176,6 +176,7 @@ class ExampleBuilder:
                 "model": traj.model,
                 "critic_score": critic_score,
                 "faults": len(traj.faults),
+                "decoding": traj.decoding,
             },
         )
 
@@ -210,11 +211,15 @@ class ExportCounts:
     splits: Counter[str] = field(default_factory=Counter)
     called: Counter[str] = field(default_factory=Counter)
     agents: dict[str, set[str]] = field(default_factory=lambda: {s: set() for s in SPLITS})
+    decoding: Counter[str] = field(default_factory=Counter)
+    difficulty: Counter[str] = field(default_factory=Counter)
 
     def add(self, e: SFTExample) -> None:
         self.splits[e.split] += 1
         self.called.update(e.metadata["called_tool_ids"])
         self.agents[e.split].add(e.metadata["agent_id"])
+        self.decoding[e.metadata.get("decoding") or "unknown"] += 1
+        self.difficulty[e.metadata.get("difficulty") or "unknown"] += 1
 
     @classmethod
     def of(cls, examples: Iterable[SFTExample]) -> ExportCounts:
@@ -318,9 +323,13 @@ def dataset_card(
         "",
         (
             "Multi-turn tool-use conversations made by worldsmith: agents with tool bundles talked with a "
-            "simulated user in simulated"
+            "simulated user; their tool calls"
         ),
-        "worlds (JSON state changed by JSON Patches, seeded faults); only the trajectories the judge kept are here.",
+        (
+            "were executed by code on seeded worlds (an LLM simulator stood in only for tools code cannot run), "
+            "with seeded faults;"
+        ),
+        "only the trajectories the judge kept, checked against each task's executed gold end state, are here.",
         "",
         "## Counts",
         "",
@@ -343,6 +352,14 @@ def dataset_card(
             f"MCP servers: {', '.join(servers) or 'none'}."
         ),
         f"- Models: {', '.join(f'{r} = {m}' for r, m in sorted(models.items()))}.",
+        "- Difficulties: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.difficulty.items())) or "none") + ".",
+        (
+            "- Agent decoding: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(counts.decoding.items())) or "none")
+            + ". `grounded`: constrained tool calls whose key arguments could only be keys the conversation had "
+            "shown (a decoding aid for small policies; the messages themselves are ordinary); `constrained`: "
+            "JSON-schema tool calls; `native`: the server's own tool calling."
+        ),
         "",
         "## Filters (judge policy)",
         "",

@@ -53,6 +53,7 @@ TRAJECTORY_COLUMNS = (
     "tools",
     "calls",
     "faults",
+    "decoding",
 )
 KEPT_FROM = "FROM trajectories t JOIN verdicts v ON v.trajectory_id = t.trajectory_id AND v.passed"
 KEPT = f"""

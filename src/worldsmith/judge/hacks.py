@@ -349,13 +349,16 @@ def fabricated_value(traj: Trajectory) -> HackFinding | None:
 
 
 JSONISH = re.compile(r'[{\[]\s*"|"\s*[}\]]|""|"\s*:\s*[{\["]')
+# template placeholders and markup a small model copies into replies: "[<item-1>", "{{text}}", "{data-key}",
+# "<blockquote>"; and a reply that opens with a bracket or brace (a fragment, not a sentence)
+MARKUP = re.compile(r"^[\[{<]|\{\{|\}\}|[\[{]\s*<|>\s*[\]}]|\{[\w\s.-]{1,40}\}|</?[A-Za-z][\w-]*(\s[^<>]*)?>")
 
 
 def garbled_text(text: str) -> bool:
-    """Whether a reply is not prose: JSON fragments, no word at all, or one long token of digits
-    and dots (a file name, a version string) instead of a sentence."""
+    """Whether a reply is not prose: JSON fragments, template placeholders or markup, no word at
+    all, or one long token of digits and dots (a file name, a version string) instead of a sentence."""
     stripped = text.strip()
-    if JSONISH.search(stripped) or not re.search(r"[A-Za-z]{2,}", stripped):
+    if JSONISH.search(stripped) or MARKUP.search(stripped) or not re.search(r"[A-Za-z]{2,}", stripped):
         return True
     return " " not in stripped and len(stripped) > 12 and bool(re.search(r"\d", stripped))
 

@@ -19,7 +19,7 @@ from worldsmith.judge.hacks import find_hacks
 from worldsmith.judge.stats import SECTIONS
 from worldsmith.progress import LiveProgress
 from worldsmith.records import CriterionResult, CriticReport, Task, Trajectory, Verdict
-from worldsmith.rubric import check_criterion, check_order
+from worldsmith.rubric import check_criterion, check_order, check_writes
 from worldsmith.stage import Shard, Stage, holds
 
 K2_RUBRICS = (*CORE_RUBRICS, *PRESCRIPTIVE_RUBRICS)
@@ -36,6 +36,17 @@ def deterministic(task: Task, traj: Trajectory) -> list[CriterionResult]:
                 description="expected calls in order",
                 passed=order[0],
                 evidence=order[1],
+            )
+        )
+    writes = check_writes(task, traj)
+    if writes is not None:
+        results.append(
+            CriterionResult(
+                criterion_id="writes",
+                kind="state",
+                description="every change made moved the world toward the goal (none undone later)",
+                passed=writes[0],
+                evidence=writes[1],
             )
         )
     return results

@@ -90,7 +90,7 @@ async def run_episode(
     runner = ToolRunner(client, prompts, cfg, real, worlds, task_memo(ep.task))
     role = client.role("agent")
     grounded = role.grounded
-    user = UserSimulator(client, prompts, ep.task)
+    user = UserSimulator(client, prompts, ep.task, cfg.user_sim_attempts)
     world = World(ep.task.initial_state, cfg.tool_sim.max_state_bytes)
     faults = FaultInjector(cfg.faults, ep.seed, force_first=ep.task.difficulty == "error_recovery")
     messages: list[dict[str, Any]] = [{"role": "system", "content": ep.agent.system_prompt}]

@@ -59,10 +59,11 @@ def with_token(message: str, action: str) -> str:
 
 
 class UserSimulator:
-    def __init__(self, client: LLMClient, prompts: Prompts, task: Task):
+    def __init__(self, client: LLMClient, prompts: Prompts, task: Task, attempts: int = 1):
         self.client = client
         self.prompts = prompts
         self.task = task
+        self.attempts = attempts
 
     async def reply(self, messages: list[dict[str, Any]], seed: int, goal_met: bool = False) -> UserTurn:
         """The user's next message; with `goal_met` (the world is as the user wanted and it was told
@@ -79,9 +80,14 @@ class UserSimulator:
             goal_met=goal_met and not first,
         )
         msgs = msgs[:1] + user_view(messages) + msgs[1:]
-        r = await self.client.structured("user_sim", msgs, user_schema(first, goal_met), name="user_turn", seed=seed)
+        schema = user_schema(first, goal_met)
+        for attempt in range(self.attempts):
+            r = await self.client.structured("user_sim", msgs, schema, name="user_turn", seed=seed + 104_729 * attempt)
+            if r.ok:
+                break
         if not r.ok:
-            return UserTurn(False, error=f"{r.error_kind}: {r.error}", raw=r.raw)
+            tried = f" ({self.attempts} attempts)" if self.attempts > 1 else ""
+            return UserTurn(False, error=f"{r.error_kind}{tried}: {r.error}", raw=r.raw)
         action = r.data["action"]
         # a message that carries a stop token although the action says continue: the token wins
         for name, token in END_TOKENS.items():
