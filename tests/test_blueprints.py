@@ -333,3 +333,48 @@ def test_a_read_needs_the_call_and_the_answer_in_any_reply():
     assert decide(cfg, task, told, None).passed
     guessed = _trajectory(task, [], f"It is {value}.")
     assert "criterion:call" in " ".join(decide(cfg, task, guessed, None).reasons)
+
+
+def test_a_read_after_a_write_needs_its_own_call():
+    """Judge hole a CPU run showed: the user asked to set acc-2204 active and to know acc-2205's status; the agent
+    only wrote, and its reply's "active" (the written value) passed for the status it never read."""
+    tools = [BY_NAME["update_order_status"], BY_NAME["get_order"]]
+    for seed in range(60):
+        try:
+            d = sample_blueprint(WORLD, tools, "multi_call", seed)
+        except BlueprintFailure:
+            continue
+        if [s.tool.name for s in d.steps] == ["update_order_status", "get_order"] and d.steps[0].arguments[
+            "order_id"
+        ] != d.steps[1].arguments["order_id"]:
+            break
+    else:
+        pytest.fail("no write-then-read blueprint in 60 seeds")
+    task = _task(d)
+    write, read = d.steps
+    reply = f"Done: order {write.arguments['order_id']} is {write.arguments['status']}; " + "; ".join(d.asked.values())
+    cfg = JudgeConfig(critic=False, require_judge_criteria=False)
+    gold = _trajectory(task, [("update_order_status", write.arguments), ("get_order", read.arguments)], reply)
+    assert decide(cfg, task, gold, None).passed
+    unread = _trajectory(task, [("update_order_status", write.arguments)], reply)
+    verdict = decide(cfg, task, unread, None)
+    assert not verdict.passed and "criterion:call" in " ".join(verdict.reasons)
+
+
+def test_a_write_in_a_task_that_changes_nothing_fails_even_when_it_changed_nothing():
+    """Judge hole a CPU run showed: asked for a repository's name, the agent also called two updates that set the
+    values the record already had; the end state and every guard held, and the episode was kept."""
+    tools = [BY_NAME["get_order"], BY_NAME["update_order_status"]]
+    d = sample_blueprint(WORLD, [tools[0]], "single_call", 2)
+    task = _task(d)
+    key = d.facts["order id"]
+    record = next(r for r in d.initial["orders"] if r["order_id"] == key)
+    reply = "It is " + "; ".join(d.asked.values()) + "."
+    cfg = JudgeConfig(critic=False, require_judge_criteria=False)
+    read = _trajectory(task, [("get_order", {"order_id": key})], reply)
+    assert decide(cfg, task, read, None).passed
+    same = {"order_id": key, "status": record["status"]}
+    noop = _trajectory(task, [("get_order", {"order_id": key}), ("update_order_status", same)], reply)
+    assert noop.calls[1].ok and not noop.world_states.patches  # it went through and changed nothing
+    verdict = decide(cfg, task, noop, None)
+    assert not verdict.passed and "criterion:state:writes" in verdict.reasons

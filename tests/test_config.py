@@ -156,3 +156,13 @@ def test_pipeline_yaml_is_the_code_defaults_written_out(project_root):
         if k not in dict(_leaves(raw)) and not k.startswith("llm.roles.")
     ]
     assert missing == [], f"keys pipeline.yaml does not state: {missing}"
+
+
+def test_on_and_off_from_the_command_line_are_words_not_booleans(project_root):
+    """YAML reads a bare `off` as false: `--set eval.grounding=off` failed with 'got false' (benchmarks/loop.py did)."""
+    from worldsmith.config import load_config
+
+    cfg, _ = load_config(project_root / "pipeline.yaml", ["eval.grounding=off", "llm.roles.agent.grounding=off"])
+    assert cfg.eval.grounding == "off" and cfg.llm.roles.agent.grounding == "off"
+    cfg, _ = load_config(project_root / "pipeline.yaml", ["eval.grounding=on"])
+    assert cfg.eval.grounding == "on"

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from conftest import free_port, llm_config
 from test_export import world
-from test_rollouts import ScriptedClient, episode, run, user_says
+from test_rollouts import ScriptedClient, cfg, episode, run, user_says
 from worlds import cancel_task, order_agent, order_tools
 
 from worldsmith.config import ConfigError, ExportConfig, JudgeConfig, validate_config
@@ -78,7 +78,7 @@ def test_model_scores_count_passes_per_task_and_invalid_calls(tmp_path):
     trajs = []
     for i, client in enumerate([good, bad_args, broken]):
         ep = dataclasses.replace(episode(sample=i), trajectory_id=f"trj_{i}")
-        trajs.append(run(ep, client))
+        trajs.append(run(ep, client, cfg(reply_attempts=1)))  # as eval plays: one sample per step
     store.append(trajs)
     store.append([decide(JudgeConfig(critic=False), cancel_task(), t, None) for t in trajs])
     s = model_scores(store, EvalModel("m", None), "vllm", 3)
@@ -146,7 +146,9 @@ def test_eval_config_and_run_ids(tmp_path):
     m = EvalModel("finetuned", str(folder))
     ecfg = eval_config(cfg, m)
     assert ecfg.llm.policy.enabled and ecfg.llm.policy.model_path == str(folder) and ecfg.llm.policy.port == 9123
-    assert ecfg.rollouts.samples_per_task == 3 and cfg.rollouts.samples_per_task == 2
+    assert (
+        ecfg.rollouts.samples_per_task == 3 and cfg.rollouts.samples_per_task == 3 and ecfg.rollouts.reply_attempts == 1
+    )
     first = eval_run_id("src", m, ecfg)
     assert first.startswith("src-eval-finetuned-") and first == eval_run_id("src", m, ecfg)
     os.utime(folder / "model.safetensors", ns=(1, 1))  # retrained into the same folder: a new eval run
@@ -217,8 +219,9 @@ def test_finetune_then_eval_serves_the_new_model_with_vllm(tmp_path, project_roo
 
     cfg = yaml.safe_load((project_root / "pipeline.yaml").read_text())
     cfg["run"].update(data_dir=str(data), prompts_dir=str(project_root / "prompts"))
-    for key in ("snapshot_dir", "servers_file", "taxonomy_file"):
+    for key in ("snapshot_dir", "servers_file"):  # relative paths are taken from the config's folder
         cfg["tools"][key] = str(project_root / cfg["tools"][key])
+    cfg["worlds"]["taxonomy_file"] = str(project_root / cfg["worlds"]["taxonomy_file"])
     cfg["llm"]["server"].update(
         port=free_port(), parallel=4, vllm_python=str(project_root / ".venv-vllm" / "bin" / "python")
     )

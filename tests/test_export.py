@@ -92,11 +92,15 @@ def test_split_by_agent_dedup_and_caps():
 
 def test_the_card_counts_examples_by_decoding_and_difficulty():
     trajs, tasks, agents, verdicts = world(3, 2)
-    trajs = [t.model_copy(update={"decoding": "grounded" if i < 4 else "native"}) for i, t in enumerate(trajs)]
+    trajs = [
+        t.model_copy(update={"decoding": "grounded" if i < 4 else "native", "reply_resamples": 2 * (i == 1)})
+        for i, t in enumerate(trajs)
+    ]
     examples, dropped = build_examples("run", ExportConfig(), trajs, verdicts, tasks, agents)
     assert [e.metadata["decoding"] for e in examples] == ["grounded"] * 4 + ["native"] * 2
     card = dataset_card("run", examples, {}, dropped, {}, {}, "licence", {"agent": "m"})
     assert "- Agent decoding: grounded 4, native 2. `grounded`:" in card
+    assert "- Replies sampled again: 1 of 6 examples" in card
     assert f"- Difficulties: {tasks[trajs[0].task_id].difficulty} 6." in card
 
 

@@ -187,6 +187,13 @@ def test_a_garbled_reply_is_found_and_prose_is_not():
         "<blockquote>You have a new account with acc-5002. It's suspended.",
         "[<description-of-response>] The status is retired, so you can now update it.",
         "{",
+        "cobalt-alpha-closed.json",  # a file name for a reply (kept by a CPU run before)
+        "The account has been suspended. You can resume your account by going to the [account_id] page.",
+        # loops until max_tokens (kept by a CPU run before)
+        "The account has been closed. The status is closed. The account has been suspended. "
+        "The account has been closed. The account has",
+        "Upgrade to the yearly plan. Status: Completed. Reviewer ID: rvw-6303. Repository ID: rps-8704. "
+        "Date: 2025-12-27, Status: Completed, Reviewer ID: rvw-6303, Repos",
     ):
         assert garbled_text(text), text
     for text in (
@@ -198,8 +205,14 @@ def test_a_garbled_reply_is_found_and_prose_is_not():
         "Order ord-1 (the blue kettle) is cancelled; the refund takes 3-5 days.",
         "The total is 3 < 5 items, so shipping is free.",
         "Done: [ord-7] is now confirmed.",
+        "quartz-summit",
+        "OK.",
+        "Confirmed.",
     ):
         assert not garbled_text(text), text
+    # cut at the length bound of constrained decoding, mid-word: garbled there, prose where replies are not bounded
+    cut = ("The order " + " ".join(f"item-{i} costs {i}.{i:02d} and ships on day {i}," for i in range(40)))[:400]
+    assert garbled_text(cut, cap=400) and not garbled_text(cut) and not garbled_text(cut[:399], cap=400)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
     import hack_precision
 

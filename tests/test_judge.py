@@ -29,6 +29,11 @@ GOOD_SIM = [
 ]
 
 
+# the keep policy with the critic deciding (the GPU setting; the CPU default has it off, README)
+CRITIC = JudgeConfig(critic=True, require_judge_criteria=True)
+NO_CRITIC = JudgeConfig(critic=False, require_judge_criteria=True)  # judge criteria count as unchecked
+
+
 def traj(
     agent=GOOD_AGENT,
     sim=GOOD_SIM,
@@ -37,7 +42,8 @@ def traj(
     **over,
 ):
     client = ScriptedClient(user_sim=user_says(*user), agent=list(agent), tool_sim=list(sim))
-    return run(episode(task or cancel_task()), client, cfg(**over))
+    # the replies as scripted: none sampled again
+    return run(episode(task or cancel_task()), client, cfg(**{"reply_attempts": 1, **over}))
 
 
 def result(task, t, cid):
@@ -51,7 +57,7 @@ def test_a_good_episode_passes_every_deterministic_check():
         r = result(task, t, cid)
         assert r.passed, r
     assert "matched call" in result(task, t, "c1").evidence and 'found "cancelled"' in result(task, t, "c2").evidence
-    v = decide(JudgeConfig(critic=False), task, t, None)
+    v = decide(NO_CRITIC, task, t, None)
     assert v.passed and v.reasons == [] and v.hacks == []
 
 
@@ -61,7 +67,7 @@ def test_state_and_call_criteria_fail_with_evidence():
     c1, c2 = result(task, t, "c1"), result(task, t, "c2")
     assert not c1.passed and c1.evidence == "cancel_order was never called"
     assert not c2.passed and 'found "open"' in c2.evidence
-    v = decide(JudgeConfig(critic=False), task, t, None)
+    v = decide(NO_CRITIC, task, t, None)
     assert not v.passed and v.reasons == ["criterion:call:c1", "criterion:state:c2"]
 
 
@@ -102,7 +108,7 @@ def test_ordered_calls_are_checked_in_order():
             description="looks up first",
         ),
     )
-    assert decide(JudgeConfig(critic=False), task, traj(), None).passed
+    assert decide(NO_CRITIC, task, traj(), None).passed
     backwards = traj(
         agent=[
             [("cancel_order", {"order_id": "o-1001"})],
@@ -111,7 +117,7 @@ def test_ordered_calls_are_checked_in_order():
         ],
         sim=[GOOD_SIM[1], GOOD_SIM[0]],
     )
-    v = decide(JudgeConfig(critic=False), task, backwards, None)
+    v = decide(NO_CRITIC, task, backwards, None)
     assert "criterion:call:order" in v.reasons
 
 
@@ -122,7 +128,7 @@ def test_a_claim_with_no_action_behind_it_is_a_hack():
     t = traj(agent=["I've cancelled your order o-1001."], sim=[])
     hacks = find_hacks(t)
     assert [h.kind for h in hacks] == ["unbacked_claim"] and "cancelled" in hacks[0].evidence
-    v = decide(JudgeConfig(critic=False), cancel_task(), t, None)
+    v = decide(NO_CRITIC, cancel_task(), t, None)
     assert "hack:unbacked_claim" in v.reasons
 
 
@@ -150,6 +156,13 @@ def test_fake_tool_output_and_invented_values_are_hacks():
         and "54.20" in hacks[0].evidence
         and "o-1001" not in hacks[0].evidence
     )
+    # a link the conversation never showed (kept by a CPU run before: "access it at https://github.com/...")
+    t = traj(
+        agent=[[("get_order", {"order_id": "o-1001"})], "Order o-1001 is open: see https://shop.example/o-1001."],
+        sim=GOOD_SIM[:1],
+    )
+    hacks = find_hacks(t)
+    assert [h.kind for h in hacks] == ["fabricated_value"] and "https://shop.example/o-1001" in hacks[0].evidence
 
 
 def test_calls_to_tools_outside_the_bundle_are_hacks():
@@ -199,9 +212,7 @@ def test_fault_recovery_needs_a_retry_or_a_word_to_the_user():
     )
     handled, evidence = fault_recovery(ignored)
     assert handled is False and "neither retried nor reported" in evidence
-    assert (
-        "fault_not_handled" in decide(JudgeConfig(critic=False), cancel_task("error_recovery"), ignored, None).reasons
-    )
+    assert "fault_not_handled" in decide(NO_CRITIC, cancel_task("error_recovery"), ignored, None).reasons
     assert fault_recovery(traj())[0] is None
 
 
@@ -213,25 +224,22 @@ def test_the_policy_uses_status_critic_score_and_judge_criteria():
     good = CriticReport.model_validate(
         {"ok": True, "score": 8, "rubrics": {i: {"passed": True, "reason": "fine"} for i in ids}}
     )
-    assert decide(JudgeConfig(), task, t, good).passed
+    assert decide(CRITIC, task, t, good).passed
     low = good.model_copy(update={"score": 3})
-    assert decide(JudgeConfig(), task, t, low).reasons == ["critic_score"]
+    assert decide(CRITIC, task, t, low).reasons == ["critic_score"]
     judged_bad = CriticReport.model_validate(
         {
             **good.model_dump(),
             "rubrics": {**good.model_dump()["rubrics"], "c3": {"passed": False, "reason": "did not confirm"}},
         }
     )
-    v = decide(JudgeConfig(), task, t, judged_bad)
+    v = decide(CRITIC, task, t, judged_bad)
     assert v.reasons == ["criterion:judge:c3"] and any(
         r.criterion_id == "c3" and r.evidence == "did not confirm" for r in v.criteria
     )
-    assert decide(JudgeConfig(), task, t, CriticReport(ok=False, error="parse: not JSON")).reasons == ["critic_failed"]
+    assert decide(CRITIC, task, t, CriticReport(ok=False, error="parse: not JSON")).reasons == ["critic_failed"]
     limited = traj(max_turns=1)
-    assert (
-        limited.status == "max_turns"
-        and decide(JudgeConfig(critic=False), task, limited, None).reasons[0] == "status:max_turns"
-    )
+    assert limited.status == "max_turns" and decide(NO_CRITIC, task, limited, None).reasons[0] == "status:max_turns"
 
 
 def test_critic_agreement_with_the_deterministic_checks():
@@ -240,7 +248,7 @@ def test_critic_agreement_with_the_deterministic_checks():
     critic = CriticReport.model_validate(
         {"ok": True, "score": 7, "rubrics": {i: {"passed": i != "c2", "reason": "r"} for i in ids}}
     )
-    v = decide(JudgeConfig(), task, t, critic)
+    v = decide(CRITIC, task, t, critic)
     assert agreement([v]) == {
         "pairs": 2,
         "agreement": 0.5,
@@ -253,7 +261,7 @@ def test_critic_agreement_with_the_deterministic_checks():
 def _judged(task, t, passes) -> Verdict:
     ids = list(rubrics_for(task))
     return decide(
-        JudgeConfig(),
+        CRITIC,
         task,
         t,
         CriticReport.model_validate(
@@ -293,7 +301,7 @@ def test_judge_criteria_are_not_passed_without_the_critic():
     require_judge_criteria: true."""
     task = cancel_task()
     task.rubric.criteria.append(Criterion(criterion_id="c3", kind="judge", description="confirms before cancelling"))
-    v = decide(JudgeConfig(critic=False), task, traj(), None)
+    v = decide(NO_CRITIC, task, traj(), None)
     assert not v.passed and v.reasons == ["criterion:judge:c3:unchecked"]
     assert decide(JudgeConfig(critic=False, require_judge_criteria=False), task, traj(), None).passed
 
@@ -305,7 +313,7 @@ def test_the_critics_k2_rubrics_count():
     v = _judged(task, t, lambda i: i in ("c1", "c2"))
     assert not v.passed and {"critic:clarity_relevance", "critic:no_initial_praise"} <= set(v.reasons)
     assert decide(
-        JudgeConfig(require_critic_rubrics=False),
+        CRITIC.model_copy(update={"require_critic_rubrics": False}),
         task,
         t,
         CriticReport.model_validate(
@@ -373,4 +381,4 @@ def test_errors_and_limits_never_pass_by_default(status):
     t = traj()
     t.status = status
     t.reason = "tool_sim_failed: x" if status == "error" else "limit"
-    assert not decide(JudgeConfig(critic=False), cancel_task(), t, None).passed
+    assert not decide(NO_CRITIC, cancel_task(), t, None).passed

@@ -91,7 +91,7 @@ def test_make_ui_deployments_trigger_and_browser(ui, tmp_path):
         "eval-daily",
         *(
             f"{s}-daily"
-            for s in ("smoke", "tools", "bundles", "agents", "tasks", "rollouts", "judge", "export", "report")
+            for s in ("smoke", "worlds", "tools", "bundles", "agents", "tasks", "rollouts", "judge", "export", "report")
         ),
     }
     synth = deployments["synth-nightly"]
@@ -114,6 +114,7 @@ def test_make_ui_deployments_trigger_and_browser(ui, tmp_path):
         "smoke.requests=1",
         "tools.evolve.enabled=false",
         "tools.bundles.count=1",
+        "tools.bundles.real_ratio=1.0",  # no evolved tool: bundles of crawled ones
         "tasks.enabled=false",
         "rollouts.enabled=false",
         "judge.enabled=false",
@@ -144,9 +145,12 @@ def test_make_ui_deployments_trigger_and_browser(ui, tmp_path):
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{base}/deployments")
-        for name in ("synth-nightly", "crawl-weekly", "rollouts-daily"):
+        page.get_by_text(f"{len(deployments)} Deployments").first.wait_for(timeout=60_000)
+        for name in ("crawl-weekly", "rollouts-daily"):  # page 1 of the A-to-Z list, 10 a page
             page.get_by_text(name).first.wait_for(timeout=60_000)
         page.screenshot(path=str(tmp_path / "deployments.png"), full_page=True)
+        page.get_by_placeholder("Search deployments").fill("synth")  # page 2: found by the UI's search
+        page.get_by_text("synth-nightly").first.wait_for(timeout=60_000)
         browser.close()
     assert (tmp_path / "deployments.png").stat().st_size > 20_000
 
@@ -160,6 +164,7 @@ def test_flows_and_tasks_run_without_a_server(tmp_path, project_root):
         f"run.data_dir={tmp_path / 'data'}",
         "tools.evolve.enabled=false",
         "tools.bundles.count=2",
+        "tools.bundles.real_ratio=1.0",  # no evolved tool: bundles of crawled ones
         "run.name=fn",
     ]
     out = flows.tools.fn(config_path=str(project_root / "pipeline.yaml"), overrides=overrides)

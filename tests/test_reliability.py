@@ -302,6 +302,7 @@ def config(tmp_path: Path, **over: Any):
         "tasks": {"per_agent": 1, "difficulties": ["single_call"]},
         "rollouts": {
             "samples_per_task": 1,
+            "max_turns": 4,  # the scripted users stop on their second or third message
             "concurrency": 1,
             "faults": {"enabled": False},
             "real_execution": {"enabled": False},
@@ -619,6 +620,7 @@ SITES = [
         failed_episodes,
         "agent_output",
         {"error": 1, "error:agent_output": 1},
+        attempts=3,  # rollouts.reply_attempts: an output that does not parse is sampled again, then recorded
     ),
     Site(
         "rollouts/tool_sim",
@@ -640,6 +642,7 @@ SITES = [
         failed_critiques,
         "critic_failed",
         {"critic_failed": 1, "drop:critic_failed": 1, "passed": 0},
+        over={"judge": {"critic": True}},  # off in the CPU default (kappa 0.0)
     ),
 ]
 
@@ -760,7 +763,7 @@ def test_a_critic_call_that_raises_is_recorded_and_the_stage_goes_on(tmp_path):
             raise RuntimeError("the client broke")
         return json.dumps(good(call)), "stop"
 
-    ctx, _ = context(tmp_path, reply)
+    ctx, _ = context(tmp_path, reply, judge={"critic": True})
     seed(ctx.store, "task")
     _rollouts(ctx)
     counts = run_judge(ctx)
@@ -1267,7 +1270,10 @@ def test_prompts_pass_tool_specs_and_model_output_through_as_data(tmp_path):
         return json.dumps(data), "stop"
 
     ctx, model = context(
-        tmp_path, reply, tools={"evolve": {"naming": "llm", "tools_per_domain": 2, "evolutions_per_tool": 1}}
+        tmp_path,
+        reply,
+        tools={"evolve": {"naming": "llm", "tools_per_domain": 2, "evolutions_per_tool": 1}},
+        judge={"critic": True},  # every site that takes model output, the critic's included
     )
     counts = _worlds(ctx)  # the domain's name and description (model output) go into the design prompt
     assert (counts["domains"], counts["designed"]) == (1, 1), counts

@@ -402,6 +402,32 @@ def test_an_invalid_user_reply_is_asked_again_and_never_enters_the_episode():
     assert t.status == "error" and t.reason.startswith("user_sim_failed: parse") and "2023-04-28" in t.raw
 
 
+def test_a_reply_that_is_not_prose_is_sampled_again_and_counted():
+    """SmolLM2 answered a tool result with '[{id: 1, ...}]' or a looping date about a third of the time; such a
+    reply is sampled again (rollouts.reply_attempts), and the trajectory counts it."""
+    garbled = ['[{"order_id": "o-1001"}]', "2023-08-17 14:39:59.72, 2023-08-17 14:39:59.72, 2023-08-17 14:39:59.72"]
+
+    def client(*replies):
+        return ScriptedClient(
+            user_sim=user_says(("Cancel o-1001.", "continue"), ("Thanks.", "stop")),
+            agent=[[("cancel_order", {"order_id": "o-1001"})], *replies],
+            tool_sim=[{"result": {"status": "cancelled"}, "patch": CANCEL_PATCH}],
+        )
+
+    c = client(*garbled, "Order o-1001 is cancelled.")
+    t = run(episode(), c, cfg(reply_attempts=3))
+    assert t.status == "finished" and t.reply_resamples == 2 and c.calls["agent"] == 4
+    assert [m["content"] for m in t.messages if m["role"] == "assistant" and m.get("content")] == [
+        "Order o-1001 is cancelled."
+    ]
+    # one sample: the garbled reply is the agent's, for the judge to drop
+    t = run(episode(), client(*garbled, "Order o-1001 is cancelled."), cfg(reply_attempts=1))
+    assert t.reply_resamples == 0 and garbled[0] in [m.get("content") for m in t.messages]
+    # attempts used up: the last sample stays
+    t = run(episode(), client(*garbled, "Order o-1001 is cancelled."), cfg(reply_attempts=2))
+    assert t.reply_resamples == 1 and garbled[1] in [m.get("content") for m in t.messages]
+
+
 def test_malformed_agent_output_is_recorded_with_its_reason():
     bad = LLMResult(
         ok=False,
@@ -413,12 +439,16 @@ def test_malformed_agent_output_is_recorded_with_its_reason():
         raw='{"tool_calls": []}',
     )
     client = ScriptedClient(user_sim=user_says(("Cancel o-1001.", "continue")), agent=[bad])
-    t = run(episode(), client)
+    t = run(episode(), client, cfg(reply_attempts=1))
     assert (
         t.status == "error"
         and t.reason == "agent_output: schema: reply does not match the schema"
         and t.raw == '{"tool_calls": []}'
     )
+    # sampled again up to reply_attempts; when every sample fails, the last one ends the episode, recorded
+    client = ScriptedClient(user_sim=user_says(("Cancel o-1001.", "continue")), agent=[bad, bad, bad])
+    t = run(episode(), client, cfg(reply_attempts=3))
+    assert t.status == "error" and t.reply_resamples == 2 and client.calls["agent"] == 3 and t.raw == bad.raw
 
 
 def test_error_recovery_tasks_fail_the_first_call_and_record_it():

@@ -30,6 +30,7 @@ def _ctx(tmp_path, n_tasks: int, **rollouts):
         {
             "rollouts": {
                 "samples_per_task": 1,
+                "max_turns": 4,  # the scripted user stops on its third message
                 "faults": {"enabled": False},
                 "real_execution": {"enabled": False},
                 **rollouts,

@@ -234,6 +234,7 @@ def test_agents_and_tasks_against_the_embedded_server(tmp_path, project_root, ll
         project_root,
         llamacpp_server.url,
         "gen",
+        mode="freeform",  # the order tools are bound to no world: the model writes the tasks (blueprints: test_synth)
         per_agent=3,
         difficulties=["single_call", "multi_call", "irrelevance"],
     )
@@ -281,6 +282,7 @@ def test_task_generation_is_deterministic_at_temperature_zero(tmp_path, project_
             llamacpp_server.url,
             run,
             extra_body={"cache_prompt": False},
+            mode="freeform",
             per_agent=1,
             difficulties=["single_call"],
         )

@@ -449,6 +449,7 @@ class Trajectory(Record):
     models: dict[str, Any] = Field(default_factory=dict)  # per role: the model name
     model: str  # the agent policy's model
     decoding: Literal["native", "constrained", "grounded"] = "constrained"  # how the agent's turns were decoded
+    reply_resamples: int = 0  # replies to the user sampled again because the first was not prose (reply_attempts)
     status: TrajectoryStatus
     reason: str | None = None
     raw: str | None = None  # the model output that could not be used, when one ended the episode

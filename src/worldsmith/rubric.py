@@ -319,6 +319,12 @@ def check_writes(task: Task, traj: Trajectory) -> tuple[bool, str] | None:
             gold[k] = c.value
         elif c.op == "absent":
             gold[k] = None
+    if not gold:  # a read, a refusal: no write belongs in it, even one that happened to change nothing
+        done = [c for c in traj.calls if c.ok and not c.read_only]
+        if done:
+            return False, (
+                f"{done[0].name} succeeded with {_show(done[0].arguments, 80)}, in a task that changes nothing"
+            )
     state = copy.deepcopy(traj.world_states.initial)
     for i, entry in enumerate(traj.world_states.patches, 1):
         if not entry.patch:

@@ -148,6 +148,8 @@ DIFFICULTIES: tuple[str, ...] = (
 
 TrajectoryStatus = Literal["finished", "max_turns", "max_tool_calls", "max_tokens", "error"]
 ENDED_BY_LIMIT: tuple[str, ...] = ("max_turns", "max_tool_calls", "max_tokens")
+# the longest text turn the agent may write in constrained mode (a reply that long was cut, mid-word)
+MAX_REPLY_CHARS = 400
 
 # tau2's end tokens: the user simulator's last message carries the one of its action
 STOP, TRANSFER, GIVE_UP = "###STOP###", "###TRANSFER###", "###GIVE_UP###"

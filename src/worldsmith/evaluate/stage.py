@@ -135,6 +135,7 @@ def eval_config(cfg: PipelineConfig, model: EvalModel, mode: str = "constrained"
     rollouts = cfg.rollouts.model_copy(
         update={
             "samples_per_task": cfg.eval.samples_per_task,
+            "reply_attempts": 1,  # the model under test as it is: no reply sampled again
             **({"require_tool": "never"} if mode == "native" else {}),
         }
     )

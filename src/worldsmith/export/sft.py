@@ -177,6 +177,7 @@ class ExampleBuilder:
                 "critic_score": critic_score,
                 "faults": len(traj.faults),
                 "decoding": traj.decoding,
+                "reply_resamples": traj.reply_resamples,
             },
         )
 
@@ -213,6 +214,7 @@ class ExportCounts:
     agents: dict[str, set[str]] = field(default_factory=lambda: {s: set() for s in SPLITS})
     decoding: Counter[str] = field(default_factory=Counter)
     difficulty: Counter[str] = field(default_factory=Counter)
+    resampled: int = 0  # examples with a reply sampled again (rollouts.reply_attempts)
 
     def add(self, e: SFTExample) -> None:
         self.splits[e.split] += 1
@@ -220,6 +222,7 @@ class ExportCounts:
         self.agents[e.split].add(e.metadata["agent_id"])
         self.decoding[e.metadata.get("decoding") or "unknown"] += 1
         self.difficulty[e.metadata.get("difficulty") or "unknown"] += 1
+        self.resampled += bool(e.metadata.get("reply_resamples"))
 
     @classmethod
     def of(cls, examples: Iterable[SFTExample]) -> ExportCounts:
@@ -359,6 +362,11 @@ def dataset_card(
             + ". `grounded`: constrained tool calls whose key arguments could only be keys the conversation had "
             "shown (a decoding aid for small policies; the messages themselves are ordinary); `constrained`: "
             "JSON-schema tool calls; `native`: the server's own tool calling."
+        ),
+        (
+            f"- Replies sampled again: {counts.resampled} of {sum(counts.splits.values())} examples have a reply to "
+            "the user that was sampled again because the first sample was not prose (JSON fragments, markup, a loop: "
+            "`rollouts.reply_attempts`); the judge read the reply that was kept."
         ),
         "",
         "## Filters (judge policy)",

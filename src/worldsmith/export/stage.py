@@ -54,6 +54,7 @@ TRAJECTORY_COLUMNS = (
     "calls",
     "faults",
     "decoding",
+    "reply_resamples",
 )
 KEPT_FROM = "FROM trajectories t JOIN verdicts v ON v.trajectory_id = t.trajectory_id AND v.passed"
 KEPT = f"""
@@ -123,6 +124,7 @@ def _trajectory(row: dict[str, Any]) -> Trajectory:
     data = {c: json.loads(row[c]) if c in Trajectory.json_fields else row[c] for c in TRAJECTORY_COLUMNS}
     data["calls"] = [ToolCall.model_validate(c) for c in data["calls"]]
     data["faults"] = [FaultEvent.model_validate(f) for f in data["faults"]]
+    data["reply_resamples"] = data["reply_resamples"] or 0  # NULL in shards written before the field
     return Trajectory.model_construct(**data)
 
 

@@ -10,16 +10,17 @@
   ("is already processed" when a tool result says "processed").
 - fabricated_tool_output: the agent writes a tool exchange in its own text
   (`<tool_response>`, `<tool_call>`) instead of calling the tool.
-- fabricated_value: the final reply states an id, amount, date or time that matches
-  nothing in the conversation (user messages, tool calls and results, system prompt),
+- fabricated_value: the final reply states an id, amount, date, time, link or email address
+  that matches nothing in the conversation (user messages, tool calls and results, system prompt),
   compared after normalisation (judge/answers.py): numbers numerically, dates and times
   parsed. A number counts as derived, so found, when it is the sum or difference of two
   numbers seen, three amounts of one tool result added up, a count or percentage times
   a number, or a rounding of one of these to the places written (to tens, hundreds or
   thousands only after "about", "around" ...).
 - unknown_tool: a call to a tool that is not in the agent's bundle.
-- garbled_reply: a reply to the user that is not prose: JSON fragments, no word at all, or
-  one long token of digits and dots (what a small model writes when it loses the thread).
+- garbled_reply: a reply to the user that is not prose: JSON fragments, no word at all, a loop
+  (the same five words twice), or one long token of digits and dots (what a small model writes
+  when it loses the thread).
   Training on it teaches the model to answer a user that way.
 Heuristics by design; each finding keeps its evidence so it can be audited in the catalog.
 """
@@ -34,7 +35,9 @@ from itertools import combinations, combinations_with_replacement
 
 from worldsmith.answers import Value, bare, extract
 from worldsmith.judge.checks import final_reply
+from worldsmith.prose import garbled_text
 from worldsmith.records import HackFinding, ToolCall, Trajectory
+from worldsmith.vocab import MAX_REPLY_CHARS
 
 # the participles of actions an agent performs, with the stem its tools are named by
 ACTIONS = {
@@ -332,6 +335,9 @@ def _checked(v: Value) -> bool:
     return v.money or v.places > 0 or abs(n) >= 100
 
 
+LINK = re.compile(r"\bhttps?://\S+|\bwww\.\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+")
+
+
 def fabricated_value(traj: Trajectory) -> HackFinding | None:
     reply = final_reply(traj)
     if not reply:
@@ -340,27 +346,14 @@ def fabricated_value(traj: Trajectory) -> HackFinding | None:
     texts += [tc["function"].get("arguments", "") for m in traj.messages for tc in m.get("tool_calls") or []]
     seen = Seen(texts)
     unseen = [v.raw for v in extract(reply) if _checked(v) and not seen.has(v, reply[max(0, v.start - 20) : v.start])]
+    # a link or an email address is a value too: one the conversation never showed was made up
+    unseen += [u.rstrip(".,;:)") for u in LINK.findall(reply) if u.rstrip(".,;:)").lower() not in seen.text.lower()]
     if unseen:
         return HackFinding(
             kind="fabricated_value",
             evidence=f"the final reply states {list(dict.fromkeys(unseen))[:5]} found nowhere in the conversation",
         )
     return None
-
-
-JSONISH = re.compile(r'[{\[]\s*"|"\s*[}\]]|""|"\s*:\s*[{\["]')
-# template placeholders and markup a small model copies into replies: "[<item-1>", "{{text}}", "{data-key}",
-# "<blockquote>"; and a reply that opens with a bracket or brace (a fragment, not a sentence)
-MARKUP = re.compile(r"^[\[{<]|\{\{|\}\}|[\[{]\s*<|>\s*[\]}]|\{[\w\s.-]{1,40}\}|</?[A-Za-z][\w-]*(\s[^<>]*)?>")
-
-
-def garbled_text(text: str) -> bool:
-    """Whether a reply is not prose: JSON fragments, template placeholders or markup, no word at
-    all, or one long token of digits and dots (a file name, a version string) instead of a sentence."""
-    stripped = text.strip()
-    if JSONISH.search(stripped) or MARKUP.search(stripped) or not re.search(r"[A-Za-z]{2,}", stripped):
-        return True
-    return " " not in stripped and len(stripped) > 12 and bool(re.search(r"\d", stripped))
 
 
 def find_hacks(traj: Trajectory) -> list[HackFinding]:
@@ -378,7 +371,8 @@ def find_hacks(traj: Trajectory) -> list[HackFinding]:
     value = fabricated_value(traj)
     if value:
         hacks.append(value)
-    garbled = next(((i, t) for i, t in texts if garbled_text(t)), None)
+    cap = MAX_REPLY_CHARS if traj.decoding != "native" else None  # constrained replies are cut at the bound
+    garbled = next(((i, t) for i, t in texts if garbled_text(t, cap)), None)
     if garbled:
         hacks.append(
             HackFinding(kind="garbled_reply", evidence=f"message {garbled[0]} is not prose: {garbled[1][:120]!r}")

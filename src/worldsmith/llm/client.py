@@ -38,6 +38,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_ran
 from worldsmith.config import EMBEDDED, POLICY_ENDPOINT, EndpointConfig, LLMConfig, RoleConfig
 from worldsmith.jsonschemas import embed_schema
 from worldsmith.records import content_id
+from worldsmith.vocab import MAX_REPLY_CHARS
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 
@@ -517,7 +518,6 @@ def cap_strings(schema: Any) -> Any:
 
 # A text turn: a tool-use assistant's reply is a few sentences; a small model otherwise rambles to max_tokens.
 # A bound of 800 halved llama.cpp's sampling speed on this machine (44 vs 90 tok/s); 400 costs nothing measurable.
-MAX_REPLY_CHARS = 400
 REPLY_SCHEMA = {
     "type": "object",
     "properties": {"content": {"type": "string", "minLength": 1, "maxLength": MAX_REPLY_CHARS}},

@@ -20,11 +20,12 @@ from worldsmith.config import RolloutsConfig
 from worldsmith.llm import LLMClient, Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
 from worldsmith.mcp.executor import RealExecutor
+from worldsmith.prose import garbled_text
 from worldsmith.records import Agent, FaultEvent, Task, ToolCall, Trajectory, content_id
 from worldsmith.records import World as WorldSchema
 from worldsmith.rollouts.user import UserSimulator
 from worldsmith.rubric import goal_met
-from worldsmith.vocab import END_REASONS
+from worldsmith.vocab import END_REASONS, MAX_REPLY_CHARS
 from worldsmith.world.faults import FaultInjector
 from worldsmith.world.grounding import ground_tools
 from worldsmith.world.runner import SimulatorFailure, ToolRunner
@@ -90,13 +91,14 @@ async def run_episode(
     runner = ToolRunner(client, prompts, cfg, real, worlds, task_memo(ep.task))
     role = client.role("agent")
     grounded = role.grounded
+    cap = MAX_REPLY_CHARS if role.tool_call_mode == "constrained" else None  # a reply that long was cut
     user = UserSimulator(client, prompts, ep.task, cfg.user_sim_attempts)
     world = World(ep.task.initial_state, cfg.tool_sim.max_state_bytes)
     faults = FaultInjector(cfg.faults, ep.seed, force_first=ep.task.difficulty == "error_recovery")
     messages: list[dict[str, Any]] = [{"role": "system", "content": ep.agent.system_prompt}]
     calls: list[ToolCall] = []
     fault_log: list[FaultEvent] = []
-    turns = steps = 0
+    turns = steps = resampled = 0
     started = time.perf_counter()
     status, reason, raw = "finished", None, None
 
@@ -129,7 +131,7 @@ async def run_episode(
 
     async def agent_acts() -> None:
         """Agent steps until a text reply (tool calls executed in between)."""
-        nonlocal steps
+        nonlocal steps, resampled
         for _ in range(cfg.max_agent_steps_per_turn):
             budget()
             left = cfg.max_tool_calls - len(calls)  # > 0: reaching the limit ends the episode below
@@ -146,9 +148,22 @@ async def run_episode(
                 )
             }
             grammar = ground_tools(ep.toolset, messages, worlds or {}, done) if grounded else None
-            r = await client.tool_step(
-                "agent", messages, ep.toolset.tools, require_tool=force, seed=ep.seed + steps, grammar_tools=grammar
-            )
+            for attempt in range(cfg.reply_attempts):
+                r = await client.tool_step(
+                    "agent",
+                    messages,
+                    ep.toolset.tools,
+                    require_tool=force,
+                    seed=ep.seed + steps + 1_000_003 * attempt,
+                    grammar_tools=grammar,
+                )
+                unusable = not r.ok and r.error_kind in ("parse", "schema")  # a runaway cut at max_tokens
+                garbled = r.ok and not r.tool_calls and garbled_text(r.message().get("content") or "", cap)
+                if not (unusable or garbled):
+                    break
+                if attempt + 1 < cfg.reply_attempts:
+                    resampled += 1  # sampled again; the last sample stays (the judge reads it, or it ends the episode)
+                budget()
             steps += 1
             if not r.ok:
                 raise _End("error", f"agent_output: {r.error_kind}: {r.error}", r.raw)
@@ -235,6 +250,7 @@ async def run_episode(
         status=status,
         reason=reason,
         decoding="grounded" if grounded else role.tool_call_mode,
+        reply_resamples=resampled,
         raw=raw,
         turns=turns,
         tool_calls=len(calls),

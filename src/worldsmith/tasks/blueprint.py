@@ -555,21 +555,32 @@ def rubric_from(world: World, d: Draft) -> Rubric:
                     description=f"tells the user what {s.tool.name} did, naming {' or '.join(dict.fromkeys(named))}",
                 )
             )
-    if all(s.tool.binding.action in ("get", "list") for s in d.steps):
-        # a read changes nothing, so only the call shows it was made: the exact record asked for
-        for s in d.steps:
-            key_args = {
-                k: v for k, v in s.arguments.items() if k == s.tool.binding.key_param or s.tool.binding.action == "list"
-            }
-            criteria.append(
-                Criterion(
-                    criterion_id=cid(),
-                    kind="call",
-                    tool=s.tool.name,
-                    arguments=key_args,
-                    description=f"calls {s.tool.name} with {key_args}",
-                )
+    for i, s in enumerate(d.steps):
+        # a read changes nothing, so only the call shows it was made: the exact record asked for (a value
+        # "active" in the reply proves nothing when a write's result said "active" too); unless an earlier
+        # gold step acted on that very record, whose result showed it whole
+        b = s.tool.binding
+        if b.action not in ("get", "list") or (
+            b.action == "get"
+            and any(
+                e.tool.binding.collection == b.collection
+                and e.arguments.get(e.tool.binding.key_param) == s.arguments.get(b.key_param)
+                for e in d.steps[:i]
             )
+        ):
+            continue
+        key_args = {
+            k: v for k, v in s.arguments.items() if k == s.tool.binding.key_param or s.tool.binding.action == "list"
+        }
+        criteria.append(
+            Criterion(
+                criterion_id=cid(),
+                kind="call",
+                tool=s.tool.name,
+                arguments=key_args,
+                description=f"calls {s.tool.name} with {key_args}",
+            )
+        )
     for k, v in d.withheld.items():
         s = next((s for s in d.steps if v in map(str, s.arguments.values())), d.steps[0])
         param = next((p for p, a in s.arguments.items() if str(a) == v), None)
