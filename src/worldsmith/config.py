@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 
 import annotated_types
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from worldsmith.vocab import DIFFICULTIES, FAULTS, HACK_KINDS
 
@@ -104,12 +104,7 @@ class RoleConfig(Strict):
     seed: int | None = None
     tool_call_mode: Literal["native", "constrained"] = "constrained"
     # agent, constrained mode: key arguments only among the keys the conversation has shown (auto: on when constrained)
-    grounding: Literal["auto", "on", "off"] = "auto"
-
-    @field_validator("grounding", mode="before")
-    @classmethod
-    def _on_off(cls, v: Any) -> Any:
-        return on_off(v)
+    grounding: Annotated[Literal["auto", "on", "off"], BeforeValidator(on_off)] = "auto"
 
     parallel_tool_calls: bool = True  # agent: several calls in one step (constrained mode: off = at most one)
     extra_body: dict[str, Any] = Field(default_factory=dict)
@@ -507,14 +502,9 @@ class EvalConfig(Strict):
     modes: list[Literal["constrained", "native"]] = Field(
         default_factory=lambda: ["constrained", "native"], min_length=1
     )  # tool-call modes played
-    grounding: Literal["off", "on"] = (
+    grounding: Annotated[Literal["off", "on"], BeforeValidator(on_off)] = (
         "off"  # off: the model under test picks its own arguments (grounding helps make data, not measure)
     )
-
-    @field_validator("grounding", mode="before")
-    @classmethod
-    def _on_off(cls, v: Any) -> Any:
-        return on_off(v)
 
 
 class CrawlConfig(Strict):

@@ -27,28 +27,22 @@ K2_RUBRICS = (*CORE_RUBRICS, *PRESCRIPTIVE_RUBRICS)
 
 def deterministic(task: Task, traj: Trajectory) -> list[CriterionResult]:
     results = [r for c in task.rubric.criteria if (r := check_criterion(c, task, traj)) is not None]
-    order = check_order(task.rubric.criteria, traj)
-    if order is not None:
-        results.append(
-            CriterionResult(
-                criterion_id="order",
-                kind="call",
-                description="expected calls in order",
-                passed=order[0],
-                evidence=order[1],
+    # whole-episode checks beside the per-criterion ones: (id, kind, description, (passed, evidence) or None)
+    for cid, kind, description, outcome in (
+        ("order", "call", "expected calls in order", check_order(task.rubric.criteria, traj)),
+        (
+            "writes",
+            "state",
+            "every change made moved the world toward the goal (none undone later)",
+            check_writes(task, traj),
+        ),
+    ):
+        if outcome is not None:
+            results.append(
+                CriterionResult(
+                    criterion_id=cid, kind=kind, description=description, passed=outcome[0], evidence=outcome[1]
+                )
             )
-        )
-    writes = check_writes(task, traj)
-    if writes is not None:
-        results.append(
-            CriterionResult(
-                criterion_id="writes",
-                kind="state",
-                description="every change made moved the world toward the goal (none undone later)",
-                passed=writes[0],
-                evidence=writes[1],
-            )
-        )
     return results
 
 
