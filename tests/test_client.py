@@ -220,6 +220,32 @@ def test_requests_spread_over_replicas(fake_server):
     assert len(a.requests) >= 3 and len(b.requests) >= 3
 
 
+@pytest.mark.parametrize("balance", ["least_busy", "round_robin"])
+def test_a_dead_replica_is_skipped_and_its_calls_go_to_the_live_one(fake_server, balance):
+    from conftest import free_port
+
+    url_live, live = fake_server([(200, completion("ok"), 0.05)])
+    dead = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens: connection refused
+    cfg = llm_config(url_live)
+    cfg.endpoints["local"].urls = [dead, url_live]
+    cfg.endpoints["local"].balance = balance
+    cfg.retry.outage_timeout_s = 30  # a refused connection is an outage, unless another replica answers
+
+    async def go():
+        async with LLMClient(cfg) as client:
+            results = await asyncio.gather(
+                *[client.chat("critic", [{"role": "user", "content": str(i)}]) for i in range(12)]
+            )
+            return results, client.usage.snapshot()["critic"]
+
+    t0 = time.monotonic()
+    results, usage = run(go())
+    assert all(r.ok and r.content == "ok" for r in results)
+    assert len(live.requests) == 12
+    # the dead replica costs the calls that went there before its first refusal, then none
+    assert usage["retries"] <= 6 and time.monotonic() - t0 < 10  # half of the first 12 picks, no more
+
+
 def test_concurrency_is_bounded_per_replica(fake_server):
     url, script = fake_server([(200, completion("x"), 0.3)])
     cfg = llm_config(url)
@@ -234,6 +260,20 @@ def test_concurrency_is_bounded_per_replica(fake_server):
 
     assert all(r.ok for r in run(go()))
     assert time.monotonic() - t0 >= 0.85  # 6 requests, 2 at a time, 0.3 s each
+
+
+def test_the_same_constrained_call_later_in_a_conversation_gets_a_new_id():
+    schema = constrained_turn_schema(
+        [{"type": "function", "function": {"name": "get", "parameters": {"type": "object", "properties": {}}}}],
+        require_tool=True,
+    )
+    content = '{"tool_calls": [{"name": "get", "arguments": {}}]}'
+    ids = []
+    for turn in (2, 4, 4):
+        r = LLMResult(ok=True, role="agent", model="m", endpoint="local", content=content)
+        parse_constrained_turn(r, schema, turn=turn)
+        ids.append(r.tool_calls[0]["id"])
+    assert ids[0] != ids[1] and ids[1] == ids[2]  # a retry differs, a replay of the same turn does not
 
 
 def test_constrained_turn_becomes_openai_tool_calls():

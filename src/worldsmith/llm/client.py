@@ -2,7 +2,9 @@
 
 - Roles (`agent`, `critic`, ...) name an endpoint and sampling settings in pipeline.yaml.
 - An endpoint has one or more replica URLs; each URL has its own concurrency bound and
-  requests go to the least busy one (or round robin).
+  requests go to the least busy one (or round robin). A replica that refuses a connection
+  is skipped for `REPLICA_COOL_OFF_S` (its failed call is retried on another), so a run
+  carries on while one of several replicas is down.
 - Connection errors, timeouts, 429 and 5xx are retried with exponential backoff and jitter
   (tenacity); a call that still fails returns an `LLMResult` with `ok=False` and the
   reason, which the caller records. Nothing raises for a model's bad answer.
@@ -29,7 +31,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
+import httpx2
 import jsonschema
 import openai
 import referencing.exceptions
@@ -41,6 +43,8 @@ from worldsmith.records import content_id
 from worldsmith.vocab import MAX_REPLY_CHARS
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
+POOL_CONNECTIONS = 64  # requests in flight per HTTP pool (benchmarks/README.md, "Pipeline ceiling")
+REPLICA_COOL_OFF_S = 30.0  # a replica that refused a connection gets no request this long (then one to try it)
 
 
 class ServerUnavailable(RuntimeError):
@@ -118,6 +122,18 @@ class UsageMeter:
         usage.failures += 1
         usage.failures_by_kind[kind] += 1
 
+    def absorb(self, snapshot: dict[str, Any]) -> None:
+        """Add the usage another process counted (a shard run on a Ray worker), given as its `snapshot()`."""
+        for role, d in snapshot.items():
+            usage = self.by_role[role]
+            for k in ("calls", "failures", "retries", "prompt_tokens", "cached_tokens", "completion_tokens"):
+                setattr(usage, k, getattr(usage, k) + d.get(k, 0))
+            usage.latency_s += d.get("latency_s", 0.0)
+            for kind, n in d.get("failures_by_kind", {}).items():
+                usage.failures_by_kind[kind] += n
+        if self.parent is not None:
+            self.parent.absorb(snapshot)
+
     def snapshot(self) -> dict[str, Any]:
         out = {}
         for role, u in sorted(self.by_role.items()):
@@ -137,23 +153,42 @@ class UsageMeter:
 
 
 class _Replica:
+    """One server URL: a concurrency bound and HTTP pools of at most `POOL_CONNECTIONS` connections
+    each, taken in turn (a pool's bookkeeping per request grows with its size)."""
+
     def __init__(self, url: str, cfg: EndpointConfig):
         api_key = os.environ.get(cfg.api_key_env, cfg.api_key) if cfg.api_key_env else cfg.api_key
         self.url = url
         self.in_flight = 0
+        self.down_until = 0.0  # monotonic time; a replica that refused a connection is skipped until then
         self.semaphore = asyncio.Semaphore(cfg.max_concurrency)
-        self.client = openai.AsyncOpenAI(
-            base_url=url,
-            api_key=api_key,
-            timeout=cfg.timeout_s,
-            max_retries=0,  # retries are ours: one policy, counted
-            http_client=httpx.AsyncClient(
+        pools = -(-cfg.max_concurrency // POOL_CONNECTIONS)
+        per_pool = -(-cfg.max_concurrency // pools)
+        self.clients = [
+            openai.AsyncOpenAI(
+                base_url=url,
+                api_key=api_key,
                 timeout=cfg.timeout_s,
-                limits=httpx.Limits(
-                    max_connections=cfg.max_concurrency * 2, max_keepalive_connections=cfg.max_concurrency
+                max_retries=0,  # retries are ours: one policy, counted
+                # httpx2, the HTTP library of openai 3: its pool does one pass per request, where legacy
+                # httpx's does one per idle connection (encode/httpcore#1035), 5x the CPU at 1,024 in flight
+                http_client=httpx2.AsyncClient(
+                    timeout=cfg.timeout_s,
+                    limits=httpx2.Limits(max_connections=per_pool * 2, max_keepalive_connections=per_pool),
                 ),
-            ),
-        )
+            )
+            for _ in range(pools)
+        ]
+        self._turn = itertools.cycle(self.clients)
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The pool for the next request."""
+        return next(self._turn)
+
+    async def aclose(self) -> None:
+        for c in self.clients:
+            await c.close()
 
 
 class _Endpoint:
@@ -167,9 +202,15 @@ class _Endpoint:
         self._cycle = itertools.cycle(range(len(self.replicas)))
 
     def pick(self) -> _Replica:
-        if self.cfg.balance == "round_robin" or len(self.replicas) == 1:
-            return self.replicas[next(self._cycle)]
-        return min(self.replicas, key=lambda r: r.in_flight)
+        """The replica for the next attempt: among those up (all, if none is), the least busy or the next in turn."""
+        now = time.monotonic()
+        up = [r for r in self.replicas if r.down_until <= now] or self.replicas
+        if self.cfg.balance == "round_robin" or len(up) == 1:
+            for _ in range(len(self.replicas)):
+                replica = self.replicas[next(self._cycle)]
+                if replica in up:
+                    return replica
+        return min(up, key=lambda r: r.in_flight)
 
 
 class _Retryable(Exception):
@@ -221,7 +262,7 @@ class LLMClient:
     async def aclose(self) -> None:
         for ep in self.endpoints.values():
             for r in ep.replicas:
-                await r.client.close()
+                await r.aclose()
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -322,6 +363,8 @@ class LLMClient:
                 response = await replica.client.chat.completions.create(**kwargs)
         except Exception as exc:  # classified, never lost
             kind, reason, retryable = _classify(exc)
+            if kind == "connection":  # a dead replica: the retry (and the next calls) go to the others for a while
+                replica.down_until = time.monotonic() + REPLICA_COOL_OFF_S
             if retryable:
                 raise _Retryable(kind, f"{replica.url}: {reason}") from exc
             raise _Final(kind, f"{replica.url}: {reason}") from exc
@@ -416,7 +459,7 @@ class LLMClient:
             role, messages, tools=tools, tool_choice="none", response_format=response_format, seed=seed, **sampling
         )
         if result.ok:
-            parse_constrained_turn(result, schema)
+            parse_constrained_turn(result, schema, turn=len(messages))
             if not result.ok:
                 self.usage.add_failure(role, result.error_kind or "parse")
         return result
@@ -564,8 +607,10 @@ def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool, 
     return {"anyOf": [REPLY_SCHEMA, tool_branch], **({"$defs": defs} if defs else {})}
 
 
-def parse_constrained_turn(result: LLMResult, schema: dict[str, Any]) -> None:
-    """Turn a constrained JSON reply into standard OpenAI content / tool_calls in place."""
+def parse_constrained_turn(result: LLMResult, schema: dict[str, Any], turn: int = 0) -> None:
+    """Turn a constrained JSON reply into standard OpenAI content / tool_calls in place. A call's id
+    hashes the reply, the call's place in it and `turn` (the conversation's length): the same call
+    made again later (a retry after a fault) gets a new id, and a replayed turn the same one."""
     parse_structured(result, schema)
     if not result.ok:
         return
@@ -573,7 +618,7 @@ def parse_constrained_turn(result: LLMResult, schema: dict[str, Any]) -> None:
     if "tool_calls" in data:
         result.tool_calls = [
             {
-                "id": "call_" + content_id(result.content, i)[:12],
+                "id": "call_" + content_id(result.content, i, turn)[:12],
                 "type": "function",
                 "function": {"name": call["name"], "arguments": json.dumps(call["arguments"], ensure_ascii=False)},
             }
