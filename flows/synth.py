@@ -3,7 +3,7 @@ from `worldsmith.pipeline.STAGES`), `finetune` and `eval`. Thin: the run loop is
 library's (`pipeline.synth`); Prefect only decides how a stage's parts run and what each
 stage publishes (worldsmith never imports Prefect).
 
-    python flows/synth.py [--flow synth|<stage>|finetune|eval] [--set KEY=VALUE ...] [--run-id ID]
+    python flows/synth.py [--flow synth|<stage>|finetune|eval] [--set KEY=VALUE ...] [--run-id ID] [--stages A,B]
 
 Tasks: a stage that splits (agents, tasks, rollouts, judge) runs one task per shard of
 `run.shard_size` input records (per-item concurrency stays inside, in asyncio). A shard
@@ -13,12 +13,19 @@ Prefect home, so re-running a finished flow skips finished shards; model-calling
 retry (the library resumes, so a retry redoes only what is missing). Each stage publishes
 a table artifact; `synth` a markdown summary that links the HTML report.
 
+Executors (`run.executor`): `local` runs a stage's shard tasks one after another in the
+flow's process; `ray` submits them all at once to a Ray cluster through prefect-ray's
+`RayTaskRunner` (one per flow run, opened at the first stage that splits), and the shard
+tasks report to the same Prefect API. A Ray worker that dies takes only its shard's
+episodes in flight: Ray runs the task again and the library resumes from the store.
+
 If a Prefect server answers on 127.0.0.1:4200 (`make ui`) runs are reported to it;
 otherwise Prefect runs a temporary local server for the duration of the run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -78,8 +85,8 @@ def _not_an_outage(task, task_run, state) -> bool:
 def stage_shard(
     ctx, name: str, index: int, count: int, config_hash: str, run_started_at: str, inputs_hash: str
 ) -> dict:
-    """One shard of a stage that splits; cached on its explicit inputs (ctx is excluded)."""
-    return pipeline.BY_NAME[name].run(ctx, Shard(index, count, inputs_hash))
+    """One shard of a stage that splits, here or on a Ray worker; cached on its explicit inputs (ctx is excluded)."""
+    return pipeline.run_part(ctx, pipeline.BY_NAME[name], Shard(index, count, inputs_hash))
 
 
 @task(
@@ -99,31 +106,76 @@ def artifact_key(*parts: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", "-".join(parts).lower()).strip("-")[:100]
 
 
-def _shard_counts(stage, state) -> dict:
-    """A shard task's counts; a shard done by an earlier run ("Cached") keeps its totals, not its amounts."""
+def _shard_counts(ctx, stage, state, remote: bool) -> dict:
+    """A shard task's counts; a shard done by an earlier run ("Cached") keeps its totals, not its
+    amounts. The model usage of a shard that ran in another process is added to the run's meter."""
     part = state.result()
     if state.name == "Cached":
-        return {**{k: v for k, v in part.items() if stage.is_total(k)}, "cached_shards": 1}
-    return part
+        return {**{k: v for k, v in part["counts"].items() if stage.is_total(k)}, "cached_shards": 1}
+    if remote:
+        ctx.usage.absorb(part["usage"])
+    return part["counts"]
 
 
-def prefect_parts(ctx, stage, shards: list[Shard]) -> list[dict]:
-    """The pipeline's `run_parts` hook: a task per shard inside a flow run; plain calls when a
-    flow's `.fn` runs without Prefect."""
-    if not _in_flow_run():
-        return pipeline.run_parts_inline(ctx, stage, shards)
-    if stage.splits_by is None:
-        return [whole_stage(ctx, stage.name)]
-    started_at = ctx.store.read_info().get("started_at", "")
-    return [
-        _shard_counts(
-            stage,
-            stage_shard(
-                ctx, stage.name, s.index, s.count, ctx.cfg.config_hash(), started_at, s.inputs_hash, return_state=True
-            ),
-        )
-        for s in shards
-    ]
+def _ray_runner(cfg):
+    """prefect-ray's task runner for `run.executor: ray`. Its workers report to this flow's Prefect
+    API (also a temporary one) and see the same Prefect and worldsmith settings."""
+    from prefect_ray import RayTaskRunner
+    from ray import cloudpickle
+
+    # the shard task is defined here: a module loaded from a path (a deployment) is not importable on a worker
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    env = {k: v for k, v in os.environ.items() if k.startswith(("PREFECT_", "WORLDSMITH_")) or k in FORWARDED_ENV}
+    env["PREFECT_API_URL"] = str(FlowRunContext.get().client.api_url)
+    return RayTaskRunner(address=cfg.run.ray_address, init_kwargs={"runtime_env": {"env_vars": env}})
+
+
+FORWARDED_ENV = ("DO_NOT_TRACK", "HF_HUB_OFFLINE", "OPENAI_API_KEY")
+RAY_SHARD_RETRIES = 3
+
+
+class ShardTasks:
+    """The pipeline's `run_parts` hook: a Prefect task per shard inside a flow run (one after
+    another, or all at once on Ray); plain calls when a flow's `.fn` runs without Prefect."""
+
+    def __init__(self, cfg, resources: contextlib.ExitStack):
+        self.cfg = cfg
+        self.resources = resources
+        self.ray = None
+
+    def __call__(self, ctx, stage, shards: list[Shard]) -> list[dict]:
+        if not _in_flow_run():
+            return pipeline.run_parts_inline(ctx, stage, shards)
+        if stage.splits_by is None:
+            return [whole_stage(ctx, stage.name)]
+        started_at = ctx.store.read_info().get("started_at", "")
+        params = [
+            {
+                "ctx": ctx,
+                "name": stage.name,
+                "index": s.index,
+                "count": s.count,
+                "config_hash": ctx.cfg.config_hash(),
+                "run_started_at": started_at,
+                "inputs_hash": s.inputs_hash,
+            }
+            for s in shards
+        ]
+        if self.cfg.run.executor == "local":
+            return [_shard_counts(ctx, stage, stage_shard(**p, return_state=True), remote=False) for p in params]
+        if self.ray is None:
+            self.ray = self.resources.enter_context(_ray_runner(self.cfg))
+        _logger().info(f"{stage.name}: {len(shards)} shard task(s) on Ray")
+        from prefect_ray.context import remote_options
+
+        # a shard whose worker died runs again (Ray's retries; the library resumes from the store)
+        with remote_options(num_cpus=self.cfg.run.ray_cpus_per_shard, max_retries=RAY_SHARD_RETRIES):
+            futures = [self.ray.submit(stage_shard, p) for p in params]
+        for f in futures:
+            f.wait()
+        parts = [_shard_counts(ctx, stage, f.state, remote=True) for f in futures]
+        # the parts ran at once: the run totals each read are stale; one merged answer with fresh totals
+        return [pipeline.with_run_totals(ctx, stage, stage.merge(parts), shards)]
 
 
 def publish_stage(ctx, result: pipeline.StageResult) -> None:
@@ -140,9 +192,16 @@ def run_stages(config_path: str, overrides: list[str] | None, run_id: str | None
     """The body every pipeline flow shares: the library's run loop with Prefect tasks and artifacts."""
     cfg, root = load_config(config_path, overrides or [])
     names = [s.name for s in pipeline.select_stages(cfg) if s.name in stages] if stages else None
-    summary = pipeline.synth(
-        cfg, root, run_id=run_id, stages=names, log=_logger().info, run_parts=prefect_parts, on_stage=publish_stage
-    )
+    with contextlib.ExitStack() as resources:  # the Ray runner, if a stage opened one
+        summary = pipeline.synth(
+            cfg,
+            root,
+            run_id=run_id,
+            stages=names,
+            log=_logger().info,
+            run_parts=ShardTasks(cfg, resources),
+            on_stage=publish_stage,
+        )
     if _in_flow_run():
         create_markdown_artifact(
             key=artifact_key(summary.run_id, "summary"),
@@ -154,9 +213,14 @@ def run_stages(config_path: str, overrides: list[str] | None, run_id: str | None
 
 
 @flow(name="synth", log_prints=True)
-def synth(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
-    """Every enabled stage in order, end to end, resuming a run with the same id."""
-    return run_stages(config_path, overrides, run_id, None)
+def synth(
+    config_path: str = "pipeline.yaml",
+    overrides: list[str] | None = None,
+    run_id: str | None = None,
+    stages: list[str] | None = None,
+) -> dict:
+    """Every enabled stage in order (or those of `stages`), end to end, resuming a run with the same id."""
+    return run_stages(config_path, overrides, run_id, stages)
 
 
 def _stage_flow(stage):
@@ -265,7 +329,14 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--run-id", default=None)
     parser.add_argument("--flow", choices=list(FLOWS), default="synth")
+    parser.add_argument(
+        "--stages", default=None, metavar="A,B", help="synth: only these enabled stages, in pipeline order"
+    )
     args = parser.parse_args(argv)
+    stages = [s.strip() for s in args.stages.split(",") if s.strip()] if args.stages else None
+    unknown = [s for s in stages or [] if s not in pipeline.BY_NAME]
+    if unknown or (stages and args.flow != "synth"):
+        parser.error(f"--stages: {unknown or 'only with --flow synth'}; known stages: {', '.join(pipeline.BY_NAME)}")
     from worldsmith.config import ConfigError
 
     try:
@@ -275,7 +346,8 @@ def main(argv: list[str]) -> None:
         raise SystemExit(2) from None
     pipeline.stop_on_sigterm()
     try:
-        FLOWS[args.flow](config_path=args.config, overrides=args.overrides, run_id=args.run_id)  # type: ignore[operator]
+        extra = {"stages": stages} if stages else {}
+        FLOWS[args.flow](config_path=args.config, overrides=args.overrides, run_id=args.run_id, **extra)  # type: ignore[operator]
     except ServerUnavailable as exc:
         print(f"stopped: {exc}", file=sys.stderr)
         raise SystemExit(3) from None

@@ -104,6 +104,7 @@ def test_make_ui_deployments_trigger_and_browser(ui, tmp_path):
         "config_path",
         "overrides",
         "run_id",
+        "stages",
     }  # a typed form in the UI
 
     # trigger synth at tiny scale, as the UI's "Run" button does

@@ -27,6 +27,7 @@ from worldsmith.vocab import DIFFICULTIES, FAULTS, HACK_KINDS
 ENV_CONFIG = "WORLDSMITH_CONFIG"
 DEFAULT_CONFIG = "pipeline.yaml"
 EMBEDDED = "embedded"
+EXECUTION_KEYS = ("executor", "ray_address", "ray_cpus_per_shard")  # run keys that say how, not what
 
 
 class Strict(BaseModel):
@@ -49,6 +50,18 @@ class RunConfig(Strict):
     shard_size: PositiveInt = (
         100  # input records per Prefect task, for the stages that split (agents, tasks, rollouts, judge)
     )
+    # Where the shards of a stage that splits run: one after another in the flow's process
+    # (local), or at once on a Ray cluster through prefect-ray (ray). How a run executes
+    # does not change what it makes, so these keys are not part of the run id's hash.
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None  # None: a Ray instance for the run; "auto" or "ray://head:10001": a cluster
+    ray_cpus_per_shard: PositiveFloat = 1.0  # Ray CPUs a shard task holds (mostly it waits on the model)
+
+    @model_validator(mode="after")
+    def _ray_address_needs_ray(self) -> RunConfig:
+        if self.ray_address is not None and self.executor != "ray":
+            raise ValueError(f"run.ray_address: set to {self.ray_address!r}, but run.executor is local; set ray")
+        return self
 
 
 class ServerConfig(Strict):
@@ -538,8 +551,9 @@ class PipelineConfig(Strict):
 
     def config_hash(self) -> str:
         """Hash of what makes a run's data: not the sections that only read it (finetune, eval),
-        so `--set finetune.max_steps=1` still finds the run's export."""
+        so `--set finetune.max_steps=1` still finds the run's export, nor where shards execute."""
         data = {k: v for k, v in self.resolved().items() if k not in ("finetune", "eval")}
+        data["run"] = {k: v for k, v in data["run"].items() if k not in EXECUTION_KEYS}
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 

@@ -9,6 +9,7 @@ same run (finished records are skipped), a changed config starts a new one.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -25,7 +26,7 @@ from worldsmith.config import EMBEDDED, PipelineConfig, data_dir, resolve_path
 from worldsmith.context import RunContext
 from worldsmith.export.stage import STAGE as EXPORT
 from worldsmith.judge.stage import STAGE as JUDGE
-from worldsmith.llm import Prompts
+from worldsmith.llm import Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
 from worldsmith.llm.server import embedded_server
 from worldsmith.report.stage import STAGE as REPORT
@@ -47,6 +48,25 @@ PartsRunner = Callable[[RunContext, Stage, list[Shard]], list[Counts]]
 
 def run_parts_inline(ctx: RunContext, stage: Stage, shards: list[Shard]) -> list[Counts]:
     return [stage.run(ctx, shard) for shard in shards]
+
+
+def run_part(ctx: RunContext, stage: Stage, shard: Shard) -> dict[str, Any]:
+    """One part of a stage, here or in another process (a Ray worker, handed a pickled `ctx`):
+    its counts, and the model usage it cost (`usage`, a snapshot), which a caller in another
+    process adds to its run's meter with `UsageMeter.absorb`. Here, it is counted already."""
+    meter = UsageMeter(parent=ctx.usage)
+    counts = stage.run(dataclasses.replace(ctx, usage=meter), shard)
+    return {"counts": counts, "usage": meter.snapshot()}
+
+
+def with_run_totals(ctx: RunContext, stage: Stage, merged: Counts, shards: list[Shard]) -> Counts:
+    """Parts that ran at once each read the run totals before the others were done: read them
+    again now, by running the last shard once more (a resume: its records are all on disk, so
+    it does no work and calls no model)."""
+    if stage.splits_by is None or len(shards) < 2:
+        return merged
+    again = stage.run(ctx, shards[-1])
+    return {**merged, **{k: v for k, v in again.items() if stage.is_total(k)}}
 
 
 def select_stages(cfg: PipelineConfig, names: list[str] | None = None) -> list[Stage]:

@@ -42,6 +42,10 @@ class RunStore:
         self._ids: dict[str, set[str]] = {}
         self._lock = threading.Lock()
 
+    def __reduce__(self):
+        # a shard sent to another process (a Ray worker) opens the same folder there
+        return (RunStore, (str(self.data_dir), self.run_id))
+
     # ------------------------------------------------------------------ writing
     def stage_dir(self, stage: str) -> Path:
         return self.root / stage
