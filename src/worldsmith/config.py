@@ -54,7 +54,9 @@ class RunConfig(Strict):
     # (local), or at once on a Ray cluster through prefect-ray (ray). How a run executes
     # does not change what it makes, so these keys are not part of the run id's hash.
     executor: Literal["local", "ray"] = "local"
-    ray_address: str | None = None  # None: a Ray instance for the run; "auto" or "ray://head:10001": a cluster
+    # None or "auto": ray.init()'s own search (RAY_ADDRESS, else a `ray start` cluster on this machine, else a new
+    # instance for the run); "head:6379" or "ray://head:10001": that cluster
+    ray_address: str | None = None
     ray_cpus_per_shard: PositiveFloat = 1.0  # Ray CPUs a shard task holds (mostly it waits on the model)
 
     @model_validator(mode="after")
