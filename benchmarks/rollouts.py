@@ -298,9 +298,8 @@ def utilisation(engine: str, episodes: int, concurrency: int, sweep: list[int]) 
         finally:
             server.stop()
         print(json.dumps({"stage": stage}), flush=True)
-        tokenizer_dir = ModelServer(cfg.llm.server, ROOT, data).hf_model_dir(
-            ModelServer(cfg.llm.server, ROOT, data).vllm_python()
-        )
+        probe = ModelServer(cfg.llm.server, ROOT, data)  # starts nothing: finds vLLM's Python and the HF folder
+        tokenizer_dir = probe.hf_model_dir(probe.vllm_python())
         rows = rendered(requests, tokenizer_dir)
         points = []
         for c in sweep:

@@ -138,8 +138,7 @@ class ShardTasks:
     """The pipeline's `run_parts` hook: a Prefect task per shard inside a flow run (one after
     another, or all at once on Ray); plain calls when a flow's `.fn` runs without Prefect."""
 
-    def __init__(self, cfg, resources: contextlib.ExitStack):
-        self.cfg = cfg
+    def __init__(self, resources: contextlib.ExitStack):
         self.resources = resources
         self.ray = None
 
@@ -161,15 +160,15 @@ class ShardTasks:
             }
             for s in shards
         ]
-        if self.cfg.run.executor == "local":
+        if ctx.cfg.run.executor == "local":
             return [_shard_counts(ctx, stage, stage_shard(**p, return_state=True), remote=False) for p in params]
         if self.ray is None:
-            self.ray = self.resources.enter_context(_ray_runner(self.cfg))
+            self.ray = self.resources.enter_context(_ray_runner(ctx.cfg))
         _logger().info(f"{stage.name}: {len(shards)} shard task(s) on Ray")
         from prefect_ray.context import remote_options
 
         # a shard whose worker died runs again (Ray's retries; the library resumes from the store)
-        with remote_options(num_cpus=self.cfg.run.ray_cpus_per_shard, max_retries=RAY_SHARD_RETRIES):
+        with remote_options(num_cpus=ctx.cfg.run.ray_cpus_per_shard, max_retries=RAY_SHARD_RETRIES):
             futures = [self.ray.submit(stage_shard, p) for p in params]
         for f in futures:
             f.wait()
@@ -199,7 +198,7 @@ def run_stages(config_path: str, overrides: list[str] | None, run_id: str | None
             run_id=run_id,
             stages=names,
             log=_logger().info,
-            run_parts=ShardTasks(cfg, resources),
+            run_parts=ShardTasks(resources),
             on_stage=publish_stage,
         )
     if _in_flow_run():

@@ -54,7 +54,7 @@ def seed(data: Path, agents: int = AGENTS, tasks_per_agent: int = TASKS_PER_AGEN
     )
 
 
-def config(tmp: Path, urls: list[str], samples: int = 2, **run) -> Path:
+def config(tmp: Path, urls: list[str], samples: int = 2, max_turns: int = 4, **run) -> Path:
     """A pipeline.yaml for the rollouts -> judge -> export stages over `urls`."""
     cfg = {
         "run": {
@@ -72,7 +72,7 @@ def config(tmp: Path, urls: list[str], samples: int = 2, **run) -> Path:
         "rollouts": {
             "samples_per_task": samples,
             "concurrency": 4,
-            "max_turns": 4,
+            "max_turns": max_turns,
             "faults": {"enabled": False},
             "real_execution": {"enabled": False},
         },
@@ -247,10 +247,7 @@ def two_llamacpp(tmp_path):
 def test_two_llamacpp_replicas_share_a_run_that_carries_on_when_one_dies(tmp_path, two_llamacpp):
     a, b = two_llamacpp
     # SmolLM2 plays every role on 2 shared cores: 6 short episodes in 2 shards (~3 min)
-    cfg = config(tmp_path, [a.url, b.url], samples=1, executor="ray")  # a Ray instance for the run: `ray`'s default
-    raw = yaml.safe_load(cfg.read_text())
-    raw["rollouts"]["max_turns"] = 2
-    cfg.write_text(yaml.safe_dump(raw))
+    cfg = config(tmp_path, [a.url, b.url], samples=1, max_turns=2, executor="ray")  # `ray`'s default instance
     data = tmp_path / "data"
     seed(data, agents=2, tasks_per_agent=3)
     proc = start_flow(cfg, stages="rollouts")

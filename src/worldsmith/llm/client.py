@@ -94,6 +94,9 @@ class RoleUsage:
     failures_by_kind: dict[str, int] = field(default_factory=lambda: defaultdict(int))
 
 
+COUNTED = ("calls", "failures", "retries", "prompt_tokens", "cached_tokens", "completion_tokens")  # RoleUsage's counts
+
+
 class UsageMeter:
     """Token usage and latency per role, saved with each run."""
 
@@ -126,7 +129,7 @@ class UsageMeter:
         """Add the usage another process counted (a shard run on a Ray worker), given as its `snapshot()`."""
         for role, d in snapshot.items():
             usage = self.by_role[role]
-            for k in ("calls", "failures", "retries", "prompt_tokens", "cached_tokens", "completion_tokens"):
+            for k in COUNTED:
                 setattr(usage, k, getattr(usage, k) + d.get(k, 0))
             usage.latency_s += d.get("latency_s", 0.0)
             for kind, n in d.get("failures_by_kind", {}).items():
@@ -137,10 +140,7 @@ class UsageMeter:
     def snapshot(self) -> dict[str, Any]:
         out = {}
         for role, u in sorted(self.by_role.items()):
-            d = {
-                k: getattr(u, k)
-                for k in ("calls", "failures", "retries", "prompt_tokens", "cached_tokens", "completion_tokens")
-            }
+            d = {k: getattr(u, k) for k in COUNTED}
             d["latency_s"] = round(u.latency_s, 3)
             d["failures_by_kind"] = dict(u.failures_by_kind)
             d["mean_latency_s"] = round(u.latency_s / u.calls, 4) if u.calls else 0.0
