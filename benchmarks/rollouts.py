@@ -7,20 +7,22 @@ utilisation of an engine, measured against that engine's saturation plateau on t
    validation, patches, store). The stand-in's own CPU is not counted.
 2. Utilisation, the way serving engineers measure it:
    a. the stage runs N episodes at C in flight on a fresh server (cold prefix cache), N well
-      above C so slots are refilled many times; every request is recorded as it was sent
-      (deep copies: the episode goes on appending to its message list) with the tokens it made;
-   b. the engine's plateau: the same requests, rendered with the model's chat template (tools
-      included) into prompts with their generated lengths (`ignore_eos`), played by vLLM's
-      load generator (`vllm bench serve`, custom JSONL dataset, completions API) at a sweep
-      of concurrencies, each on a fresh server; the highest output tok/s is the plateau;
-   c. the constrained ceiling: the recorded chat requests themselves (JSON-schema decoding
-      included, which the load generator does not send) replayed by our client, all at once
-      up to the plateau's concurrency, on a fresh server.
-   Utilisation = the stage's output tok/s / the plateau (and / the constrained ceiling).
-   The server's prefix-cache hit rate comes from its Prometheus metrics.
+      above C so slots are refilled many times; every HTTP request is recorded as it was sent
+      (deep copies of the chat-completions body: the episode goes on appending to its message
+      list), with its episode and the tokens it generated;
+   b. the engine's ceiling on that workload: the recorded requests, byte for byte, replayed as
+      sessions, the way a multi-turn load generator plays conversations (vLLM's
+      benchmarks/multi_turn, guidellm's multiturn): an episode's next request goes only after
+      its previous answer, K episodes at once, nothing in between (no tools, no parsing, no
+      store), each K on a fresh server with K slots. The best over the sweep is the plateau;
+   c. for comparison, a request-level load generator (`vllm bench serve`, custom JSONL
+      dataset: the prompts rendered by the engine itself, with their generated lengths,
+      `ignore_eos`, in the stage's order), which treats every request as independent.
+   Utilisation = the stage's output tok/s / the plateau; the stage / the replay at C is what the
+   pipeline alone costs. The server's prefix-cache hit rate comes from its Prometheus metrics.
 
-    python benchmarks/rollouts.py [--engine llamacpp|vllm] [--episodes 48] [--concurrency 8]
-        [--sweep 4,8,16,32] [--overhead-episodes 400]
+    python benchmarks/rollouts.py [--engine llamacpp|vllm] [--episodes-per-slot 6]
+        [--sweep 4,8] [--load-generator 4] [--overhead-episodes 400]
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
+import itertools
 import json
 import resource
 import subprocess
@@ -145,17 +148,30 @@ def fresh_server(cfg: PipelineConfig, data: Path) -> ModelServer:
 
 
 def record_stage(cfg: PipelineConfig, url: str, episodes: int, concurrency: int) -> tuple[dict, list[dict]]:
-    """The rollouts stage at `concurrency` episodes in flight, every request recorded as it was sent."""
+    """The rollouts stage at `concurrency` episodes in flight, every HTTP request recorded as it
+    was sent (a deep copy of the chat-completions body), with its episode and the tokens it made."""
     recorded: list[dict] = []
-    original = LLMClient.chat
+    failed: list[dict] = []
+    original = LLMClient._once
 
-    async def recording_chat(self, role, messages, **kw):
-        sent = {"role": role, "messages": copy.deepcopy(messages), "kw": copy.deepcopy(kw)}
-        result = await original(self, role, messages, **kw)
-        recorded.append({**sent, "completion_tokens": result.completion_tokens, "ended": time.time()})
-        return result
+    async def recording_once(self, endpoint, kwargs, result):
+        body = copy.deepcopy({k: v for k, v in kwargs.items() if k != "extra_body"} | kwargs.get("extra_body", {}))
+        made, sent = result.completion_tokens, time.time()
+        # each episode runs in its own asyncio task (make_rollouts gathers them): the task is the session
+        session = id(asyncio.current_task())
+        try:
+            await original(self, endpoint, kwargs, result)
+        except (
+            Exception
+        ) as exc:  # a failed attempt is timed (it is engine time the replay does not repeat), not replayed
+            failed.append({"session": session, "sent": sent, "ended": time.time(), "error": repr(exc)[:200]})
+            raise
+        recorded.append(
+            {"session": session, "body": body, "completion_tokens": result.completion_tokens - made, "sent": sent}
+        )
+        recorded[-1]["ended"] = time.time()
 
-    LLMClient.chat = recording_chat
+    LLMClient._once = recording_once
     try:
         with tempfile.TemporaryDirectory() as tmp:
             store = RunStore(tmp, "util")
@@ -163,13 +179,13 @@ def record_stage(cfg: PipelineConfig, url: str, episodes: int, concurrency: int)
             ctx = RunContext(cfg=cfg, root=ROOT, run_id="util", store=store, prompts=Prompts(ROOT / "prompts"))
             cache0 = prefix_cache_counters(url)
             wall0 = time.time()
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), time.process_time()
             counts = asyncio.run(make_rollouts(ctx))
-            stage_s = time.perf_counter() - t0
+            stage_s, stage_cpu_s = time.perf_counter() - t0, time.process_time() - cpu0
             cache_hit_rate = hit_rate(cache0, prefix_cache_counters(url))
             finished = sorted(t.created_at.timestamp() for t in store.read(Trajectory))
     finally:
-        LLMClient.chat = original
+        LLMClient._once = original
     tokens = sum(r["completion_tokens"] for r in recorded)
     # Steady state: until the last episode could start (the (N - C)-th finished) every slot had an episode
     steady_end = finished[len(finished) - concurrency - 1] if len(finished) > concurrency else None
@@ -178,9 +194,26 @@ def record_stage(cfg: PipelineConfig, url: str, episodes: int, concurrency: int)
         if steady_end
         else None
     )
+    # Where an episode's time goes besides the engine: from one answer to the episode's next request
+    # (tools, parsing, validation, the next prompt, the store). The session replay has none of it.
+    gaps = sorted(b["sent"] - a["ended"] for s in sessions_of(recorded + failed) for a, b in itertools.pairwise(s))
+    n_sessions = len({r["session"] for r in recorded})
     return {
         "episodes": counts["new"],
         "requests": len(recorded),
+        "sessions": n_sessions,
+        # at 1 in flight the stage's wall time = its requests + the time between them + each episode's start and end
+        "request_s": round(sum(r["ended"] - r["sent"] for r in recorded), 1),
+        # the pipeline's CPU while the stage ran: where the engine fills the cores, CPU it takes from the engine
+        "pipeline_cpu_s": round(stage_cpu_s, 1),
+        "between_requests_s": round(sum(gaps), 1),
+        "between_requests_s_per_episode": round(sum(gaps) / max(n_sessions, 1), 3),
+        "between_requests_median_ms": round(1000 * gaps[len(gaps) // 2], 1) if gaps else None,
+        "between_requests_max_ms": round(1000 * gaps[-1], 1) if gaps else None,
+        "failed_attempts": len(failed),
+        "failed_attempt_s": round(sum(f["ended"] - f["sent"] for f in failed), 1),
+        "failure_reasons": sorted({f["error"] for f in failed})[:5],
+        "usage": ctx.usage.snapshot(),
         "tokens": tokens,
         "seconds": round(stage_s, 1),
         "tok_s": round(tokens / stage_s, 2),
@@ -193,30 +226,138 @@ def record_stage(cfg: PipelineConfig, url: str, episodes: int, concurrency: int)
     }, recorded
 
 
-def rendered(requests: list[dict], tokenizer_dir: Path) -> list[dict]:
-    """The recorded chat requests as the server's prompts (our chat template, tools included) with
-    the number of tokens each generated: the load generator's custom dataset."""
+def sessions_of(requests: list[dict]) -> list[list[dict]]:
+    """The recorded requests grouped by episode, each in the order it was sent, episodes in the order they began."""
+    by: dict[int, list[dict]] = {}
+    for r in sorted(requests, key=lambda r: r["sent"]):
+        by.setdefault(r["session"], []).append(r)
+    return list(by.values())
+
+
+def point_config(cfg: PipelineConfig, concurrency: int) -> PipelineConfig:
+    """The server for a sweep point: as many slots (llama.cpp) or sequences (vLLM) as it is sent."""
+    point = cfg.model_copy(deep=True)
+    point.llm.server.parallel = concurrency
+    return point
+
+
+def unconstrained(requests: list[dict]) -> list[dict]:
+    """The same requests without their JSON-schema `response_format`, each made to generate exactly the
+    tokens it generated in the stage (`max_tokens`, `ignore_eos`): the same work minus the grammar."""
+    out = []
+    for r in requests:
+        body = {k: v for k, v in r["body"].items() if k != "response_format"}
+        body |= {"max_tokens": max(int(r["completion_tokens"]), 1), "ignore_eos": True}
+        out.append(r | {"body": body})
+    return out
+
+
+def session_replay(cfg: PipelineConfig, requests: list[dict], concurrency: int, data: Path) -> dict:
+    """The engine's ceiling on this workload: the recorded requests, byte for byte, played as the
+    episodes played them (an episode's next request only after its previous answer, as a multi-turn
+    load generator does) with `concurrency` episodes at once and nothing in between: no tools, no
+    parsing, no store. A fresh server, so the prefix cache starts cold as it did for the stage."""
+    import httpx
+
+    sessions = sessions_of(requests)
+    server = fresh_server(point_config(cfg, concurrency), data)
+    try:
+
+        async def play() -> dict:
+            queue = list(reversed(sessions))
+            tokens, failed, errors, request_s = 0, 0, [], 0.0
+            limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+            async with httpx.AsyncClient(base_url=server.url, timeout=600, limits=limits) as http:
+
+                async def worker() -> None:
+                    nonlocal tokens, failed, request_s
+                    while queue:
+                        for r in queue.pop():
+                            sent = time.perf_counter()
+                            resp = await http.post("/chat/completions", json=r["body"])
+                            request_s += time.perf_counter() - sent
+                            if resp.status_code != 200:
+                                failed += 1
+                                errors.append(f"{resp.status_code}: {resp.text[:200]}")
+                                continue
+                            tokens += resp.json()["usage"]["completion_tokens"]
+
+                t = time.perf_counter()
+                await asyncio.gather(*(worker() for _ in range(concurrency)))
+                seconds = time.perf_counter() - t
+            return {
+                "tokens": tokens,
+                "seconds": seconds,
+                "request_s": request_s,
+                "failed": failed,
+                "errors": sorted(set(errors))[:3],
+            }
+
+        cache0 = prefix_cache_counters(server.url)
+        out = asyncio.run(play())
+        cache = hit_rate(cache0, prefix_cache_counters(server.url))
+    finally:
+        server.stop()
+    return {
+        "concurrency": concurrency,
+        "sessions": len(sessions),
+        "requests": len(requests),
+        "output_tok_s": round(out["tokens"] / out["seconds"], 2),
+        "output_tokens": out["tokens"],
+        "seconds": round(out["seconds"], 1),
+        "request_s": round(out["request_s"], 1),
+        "failed": out["failed"],
+        "errors": out["errors"],
+        "prefix_cache_hit_rate": cache,
+    }
+
+
+def rendered(requests: list[dict], render) -> list[dict]:
+    """The recorded chat requests as prompts (the engine's own rendering of our chat template, tools
+    included) with the number of tokens each generated: a request-level load generator's dataset."""
+    return [
+        {"prompt": render(r["body"]), "output_tokens": max(int(r["completion_tokens"]), 1)}
+        for r in sorted(requests, key=lambda r: r["sent"])
+    ]
+
+
+def renderer(engine: str, server: ModelServer, tokenizer_dir: Path):
+    """A chat body -> the prompt text this engine builds from it: llama.cpp's own /apply-template
+    (its Jinja and tool formatting, so the prompt tokenises to the prefix the stage's requests cached),
+    vLLM's being transformers' apply_chat_template with the same template file."""
+    import httpx
+
+    if engine == "llamacpp":
+
+        def render(body: dict) -> str:
+            payload = {k: body[k] for k in ("messages", "tools") if k in body}
+            r = httpx.post(server.base + "/apply-template", json=payload, timeout=60)
+            r.raise_for_status()
+            return r.json()["prompt"]
+
+        return render
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(tokenizer_dir)
     template = CHAT_TEMPLATE.read_text()
-    rows = []
-    for r in requests:
-        tools = r["kw"].get("tools")
-        prompt = tok.apply_chat_template(
-            r["messages"], tools=tools, chat_template=template, tokenize=False, add_generation_prompt=True
-        )
-        rows.append({"prompt": prompt, "output_tokens": max(int(r["completion_tokens"]), 1)})
-    return rows
+    return lambda body: tok.apply_chat_template(
+        body["messages"], tools=body.get("tools"), chat_template=template, tokenize=False, add_generation_prompt=True
+    )
 
 
-def load_generator(cfg: PipelineConfig, rows: list[dict], concurrency: int, tokenizer_dir: Path, data: Path) -> dict:
-    """`vllm bench serve` on a fresh server: the recorded prompts and lengths at `concurrency`."""
+def load_generator(
+    cfg: PipelineConfig, requests: list[dict], concurrency: int, tokenizer_dir: Path, data: Path
+) -> dict:
+    """`vllm bench serve` on a fresh server: the recorded prompts and lengths at `concurrency`,
+    independent requests (a request-level load generator, as serving benchmarks use)."""
+    cfg = point_config(cfg, concurrency)
     with tempfile.TemporaryDirectory() as tmp:
         dataset = RESULTS / f"requests-{cfg.llm.server.engine}.jsonl"  # kept: the request mix, for any load generator
-        dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
         server = fresh_server(cfg, data)
         try:
+            # rendering only reads the template: the KV cache stays cold
+            rows = rendered(requests, renderer(cfg.llm.server.engine, server, tokenizer_dir))
+            dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
             vllm_python = ModelServer(cfg.llm.server, ROOT, data).vllm_python()
             command = [
                 str(vllm_python), "-c", BENCH_SERVE,
@@ -235,127 +376,213 @@ def load_generator(cfg: PipelineConfig, rows: list[dict], concurrency: int, toke
             result = json.loads((Path(tmp) / "result.json").read_text())
         finally:
             server.stop()
+    # a traceback's last line says what failed
+    causes = sorted({e.strip().splitlines()[-1][:200] for e in result.get("errors", []) if e and e.strip()})
     return {
         "concurrency": concurrency,
         "output_tok_s": round(result["output_throughput"], 2),
         "requests_s": round(result["request_throughput"], 3),
         "output_tokens": result["total_output_tokens"],
         "failed": result["failed"],
+        "failure_causes": causes[:5],
         "median_ttft_ms": round(result["median_ttft_ms"], 1),
         "median_tpot_ms": round(result["median_tpot_ms"], 1),
-        "first_errors": sorted({e[:300] for e in result.get("errors", []) if e})[:3],
         "input_tokens": result["total_input_tokens"],
     }
 
 
-def constrained_replay(cfg: PipelineConfig, requests: list[dict], concurrency: int, data: Path) -> dict:
-    """The recorded chat requests themselves (response_format and all), no dependencies between
-    them, `concurrency` at once, on a fresh server."""
-    server = fresh_server(cfg, data)
-    try:
-        llm = cfg.llm.model_copy(deep=True)
-        llm.endpoints["local"].urls = [server.url]
-        llm.endpoints["local"].max_concurrency = concurrency
-
-        async def replay() -> tuple[int, float]:
-            async with LLMClient(llm) as client:
-                sem = asyncio.Semaphore(concurrency)
-
-                async def one(r):
-                    async with sem:
-                        return await client.chat(r["role"], r["messages"], **r["kw"])
-
-                t = time.perf_counter()
-                results = await asyncio.gather(*(one(r) for r in requests))
-                return sum(x.completion_tokens for x in results), time.perf_counter() - t
-
-        tokens, seconds = asyncio.run(replay())
-    finally:
-        server.stop()
-    return {"concurrency": concurrency, "output_tok_s": round(tokens / seconds, 2), "output_tokens": tokens}
-
-
-def utilisation(engine: str, episodes: int, concurrency: int, sweep: list[int]) -> dict:
-    cfg, _ = load_config(
-        ROOT / "pipeline.yaml",
-        [
-            f"llm.server.engine={engine}",
-            "llm.server.port=8047",
-            f"llm.server.parallel={concurrency}",
-            f"llm.endpoints.local.max_concurrency={concurrency}",
-            f"rollouts.concurrency={concurrency}",
-            "rollouts.samples_per_task=1",
-            "rollouts.adaptive_concurrency=false",
-        ],
-    )
+def utilisation(
+    engine: str, episodes_per_slot: int, sweep: list[int], load_generator_at: list[int], unconstrained_at: list[int]
+) -> dict:
+    """At each concurrency C of the sweep: the stage with C episodes in flight (6 C episodes by default,
+    so every slot is refilled), then its own recorded episodes replayed as sessions at C. The best
+    replay is the engine's plateau on this workload; utilisation = the best stage / the plateau."""
+    points, load_points, requests_at = [], [], {}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp)
-        server = fresh_server(cfg, data)
-        try:
-            run_cfg = cfg.model_copy(deep=True)
-            run_cfg.llm.endpoints["local"].urls = [server.url]
-            stage, requests = record_stage(run_cfg, server.url, episodes, concurrency)
-        finally:
-            server.stop()
-        print(json.dumps({"stage": stage}), flush=True)
-        probe = ModelServer(cfg.llm.server, ROOT, data)  # starts nothing: finds vLLM's Python and the HF folder
-        tokenizer_dir = probe.hf_model_dir(probe.vllm_python())
-        rows = rendered(requests, tokenizer_dir)
-        points = []
         for c in sweep:
-            # llama.cpp serves at most `parallel` at once: the sweep's server gets as many slots as it is sent
-            point_cfg = cfg.model_copy(deep=True)
-            point_cfg.llm.server.parallel = max(c, concurrency) if engine == "llamacpp" else cfg.llm.server.parallel
-            points.append(load_generator(point_cfg, rows, c, tokenizer_dir, data))
-            print(json.dumps({"load_generator": points[-1]}), flush=True)
-        plateau = max(points, key=lambda p: p["output_tok_s"])
-        constrained = constrained_replay(cfg, requests, concurrency, data)
-        print(json.dumps({"constrained_replay": constrained}), flush=True)
+            cfg, _ = load_config(
+                ROOT / "pipeline.yaml",
+                [
+                    f"llm.server.engine={engine}",
+                    "llm.server.port=8047",
+                    f"llm.server.parallel={c}",
+                    f"llm.endpoints.local.max_concurrency={c}",
+                    f"rollouts.concurrency={c}",
+                    "rollouts.samples_per_task=1",
+                    "rollouts.adaptive_concurrency=false",
+                ],
+            )
+            server = fresh_server(cfg, data)
+            try:
+                run_cfg = cfg.model_copy(deep=True)
+                run_cfg.llm.endpoints["local"].urls = [server.url]
+                stage, requests = record_stage(run_cfg, server.url, episodes_per_slot * c, c)
+            finally:
+                server.stop()
+            print(json.dumps({"stage": stage}), flush=True)
+            replay = session_replay(cfg, requests, c, data)
+            print(json.dumps({"session_replay": replay}), flush=True)
+            points.append(
+                {
+                    "concurrency": c,
+                    "stage": stage,
+                    "session_replay": replay,
+                    "ratio": round(stage["tok_s"] / replay["output_tok_s"], 3),
+                }
+            )
+            if c in unconstrained_at:  # what the grammar costs the engine: not the pipeline's to win back
+                free = session_replay(cfg, unconstrained(requests), c, data)
+                print(json.dumps({"unconstrained_replay": free}), flush=True)
+                points[-1]["unconstrained_replay"] = free
+            requests_at[c] = (cfg, requests)
+        if load_generator_at:
+            cfg, _ = requests_at[sweep[0]]
+            probe = ModelServer(cfg.llm.server, ROOT, data)  # starts nothing: finds vLLM's Python and the HF folder
+            tokenizer_dir = probe.hf_model_dir(probe.vllm_python())
+            for c in load_generator_at:
+                cfg, requests = requests_at.get(c, requests_at[sweep[0]])
+                load_points.append(load_generator(cfg, requests, c, tokenizer_dir, data))
+                print(json.dumps({"load_generator": load_points[-1]}), flush=True)
+    return summarise(engine, points, load_points)
+
+
+def summarise(engine: str, points: list[dict], load_points: list[dict]) -> dict:
+    """The plateau (the best replay over the sweep), the best stage, and their ratio."""
+    points = sorted(points, key=lambda p: p["concurrency"])
+    plateau = max(points, key=lambda p: p["session_replay"]["output_tok_s"])
+    best = max(points, key=lambda p: p["stage"]["tok_s"])
     return {
         "engine": engine,
-        "stage": stage,
-        "load_generator": points,
-        "plateau_tok_s": plateau["output_tok_s"],
+        "points": points,
+        "load_generator": load_points,
+        "plateau_tok_s": plateau["session_replay"]["output_tok_s"],
         "plateau_concurrency": plateau["concurrency"],
-        "constrained_replay": constrained,
-        "utilisation": round(stage["tok_s"] / plateau["output_tok_s"], 3),
-        "steady_utilisation": round(stage["steady_tok_s"] / plateau["output_tok_s"], 3)
-        if stage["steady_tok_s"]
-        else None,
-        "utilisation_vs_constrained": round(stage["tok_s"] / constrained["output_tok_s"], 3),
+        "best_stage_tok_s": best["stage"]["tok_s"],
+        "best_stage_concurrency": best["concurrency"],
+        # the figure: the stage at its best concurrency against the engine's best on the same kind of episodes
+        "utilisation": round(best["stage"]["tok_s"] / plateau["session_replay"]["output_tok_s"], 3),
     }
+
+
+def plot(u: dict, path: Path) -> bool:
+    """Generated tok/s against episodes in flight: the stage, its session replay, the load generator."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    xs = [p["concurrency"] for p in u["points"]]
+    fig, ax = plt.subplots(figsize=(6.4, 4))
+    ax.plot(xs, [p["stage"]["tok_s"] for p in u["points"]], "o-", label="the rollouts stage")
+    ax.plot(
+        xs, [p["session_replay"]["output_tok_s"] for p in u["points"]], "s--", label="its episodes replayed (ceiling)"
+    )
+    free = [p for p in u["points"] if "unconstrained_replay" in p]
+    if free:
+        ax.plot(
+            [p["concurrency"] for p in free],
+            [p["unconstrained_replay"]["output_tok_s"] for p in free],
+            "D",
+            label="replayed without JSON schemas",
+        )
+    if u["load_generator"]:
+        g = u["load_generator"]
+        ax.plot(
+            [x["concurrency"] for x in g], [x["output_tok_s"] for x in g], "^", label="vllm bench serve (independent)"
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(xs, [str(x) for x in xs])
+    ax.set_xlabel("episodes (or requests) in flight")
+    ax.set_ylabel("generated tokens / s")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"{u['engine']}: utilisation {u['utilisation']} (best stage / plateau)")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--engine", choices=["llamacpp", "vllm"], default="llamacpp")
-    p.add_argument("--episodes", type=int, default=48)
-    p.add_argument("--concurrency", type=int, default=8)
-    p.add_argument("--sweep", default="4,8,16,32", help="load-generator concurrencies")
+    p.add_argument("--episodes-per-slot", type=int, default=6, help="episodes = this x the concurrency")
+    p.add_argument("--sweep", default="4,8", help="episodes in flight: the stage and its session replay at each")
+    p.add_argument("--load-generator", default="4", help="concurrencies for vllm bench serve ('' to skip)")
+    p.add_argument(
+        "--unconstrained",
+        default="",
+        help="concurrencies at which to replay again without the JSON schemas (same lengths): the grammar's cost",
+    )
     p.add_argument("--overhead-episodes", type=int, default=400)
     p.add_argument("--skip-engine", action="store_true", help="only the overhead")
+    p.add_argument("--out", help="result file name in benchmarks/results (default: rollouts[-ENGINE].json)")
+    p.add_argument(
+        "--extend",
+        action="store_true",
+        help="add the sweep's points to the result file's (same engine), not replace them",
+    )
     a = p.parse_args()
-    results = {"overhead": overhead(a.overhead_episodes)}
-    print(json.dumps({"overhead": results["overhead"]}), flush=True)
+    if a.extend and a.skip_engine:
+        raise SystemExit("--extend adds sweep points: it needs the engine")
+    results = {}
+    if not a.extend:  # an extended file keeps its overhead figure
+        results["overhead"] = overhead(a.overhead_episodes)
+        print(json.dumps({"overhead": results["overhead"]}), flush=True)
     if not a.skip_engine:
-        u = utilisation(a.engine, a.episodes, a.concurrency, [int(c) for c in a.sweep.split(",")])
+        ints = lambda text: [int(c) for c in text.split(",") if c.strip()]  # noqa: E731
+        u = utilisation(a.engine, a.episodes_per_slot, ints(a.sweep), ints(a.load_generator), ints(a.unconstrained))
+        if a.extend:  # a longer sweep without re-measuring its points: the file's other points stay as measured
+            old = json.loads((RESULTS / result_name(a)).read_text())
+            results["overhead"] = old["overhead"]
+            if old["utilisation"]["engine"] != a.engine:
+                raise SystemExit(f"--extend: {result_name(a)} holds {old['utilisation']['engine']}, not {a.engine}")
+            mine = {p["concurrency"] for p in u["points"]}
+            kept = [p for p in old["utilisation"]["points"] if p["concurrency"] not in mine]
+            u = summarise(a.engine, kept + u["points"], old["utilisation"]["load_generator"] + u["load_generator"])
+            u["extended_at"] = old.get("extended_at", []) + [
+                {"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "concurrency": sorted(mine)}
+            ]
         results["utilisation"] = u
+        best = next(p for p in u["points"] if p["concurrency"] == u["best_stage_concurrency"])
         # the pipeline's CPU per episode / an episode's wall time on this engine (an episode holds one slot)
         results["overhead"]["share_of_episode_wall"] = round(
-            results["overhead"]["cpu_ms_per_episode"] / 1000 / max(u["stage"]["episode_wall_s"], 1e-9), 5
+            results["overhead"]["cpu_ms_per_episode"] / 1000 / max(best["stage"]["episode_wall_s"], 1e-9), 5
         )
+        print(f"\n{a.engine}: {'in flight':>9} {'episodes':>8} {'stage tok/s':>11} {'replay tok/s':>12} {'ratio':>6}")
+        for p in u["points"]:
+            st, rp = p["stage"], p["session_replay"]
+            print(
+                f"{'':{len(a.engine) + 1}} {p['concurrency']:9} {st['episodes']:8} {st['tok_s']:11.2f} "
+                f"{rp['output_tok_s']:12.2f} {p['ratio']:6.3f}"
+            )
+        for g in u["load_generator"]:
+            print(
+                f"  vllm bench serve, {g['concurrency']} requests at once: {g['output_tok_s']} tok/s, "
+                f"{g['failed']} failed {g['failure_causes']}"
+            )
         print(
-            f"{a.engine}: stage {u['stage']['tok_s']} tok/s, plateau {u['plateau_tok_s']} tok/s "
-            f"(at {u['plateau_concurrency']}), utilisation {u['utilisation']} "
-            f"(steady {u['steady_utilisation']}); constrained replay {u['constrained_replay']['output_tok_s']} tok/s, "
-            f"utilisation {u['utilisation_vs_constrained']}; "
-            f"overhead share {results['overhead']['share_of_episode_wall']}",
+            f"  utilisation {u['utilisation']}: the best stage ({u['best_stage_tok_s']} tok/s at "
+            f"{u['best_stage_concurrency']}) / the plateau ({u['plateau_tok_s']} tok/s at {u['plateau_concurrency']}); "
+            f"overhead {results['overhead']['cpu_ms_per_episode']} ms CPU per episode "
+            f"({100 * results['overhead']['share_of_episode_wall']:.2f} % of an episode)",
             flush=True,
         )
-    out = ROOT / "benchmarks" / "results"
-    out.mkdir(exist_ok=True)
-    name = "rollouts.json" if a.skip_engine or a.engine == "llamacpp" else f"rollouts-{a.engine}.json"
-    (out / name).write_text(json.dumps({"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), **results}, indent=1) + "\n")
+    RESULTS.mkdir(exist_ok=True)
+    if "utilisation" in results and not a.out:
+        plot(results["utilisation"], RESULTS / f"utilisation-{a.engine}.png")
+    stamp = {"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    if a.extend:
+        stamp = {"measured_at": json.loads((RESULTS / result_name(a)).read_text())["measured_at"]}
+    (RESULTS / result_name(a)).write_text(json.dumps({**stamp, **results}, indent=1) + "\n")
+
+
+def result_name(a: argparse.Namespace) -> str:
+    return a.out or ("rollouts.json" if a.skip_engine or a.engine == "llamacpp" else f"rollouts-{a.engine}.json")
 
 
 if __name__ == "__main__":
