@@ -70,9 +70,10 @@ crawl: setup
 
 # Every benchmark of benchmarks/README.md on this machine; figures printed and written to benchmarks/results/.
 bench: setup setup-vllm synth
-	$(BIN)/python benchmarks/rollouts.py --engine vllm
-	$(BIN)/python benchmarks/rollouts.py --engine llamacpp
+	$(BIN)/python benchmarks/rollouts.py --engine vllm --episodes-per-slot 4 --sweep 4,8,16,32
+	$(BIN)/python benchmarks/rollouts.py --engine llamacpp --sweep 1,2,4,8
 	$(BIN)/python benchmarks/ceiling.py
+	$(BIN)/python benchmarks/cluster.py
 	$(BIN)/python -m pytest -q --durations=0 tests/test_cluster.py
 	$(BIN)/python benchmarks/yield_cost.py
 	$(BIN)/python benchmarks/policy_probe.py
