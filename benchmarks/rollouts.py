@@ -33,6 +33,7 @@ import copy
 import itertools
 import json
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -418,6 +419,11 @@ def utilisation(
                 run_cfg = cfg.model_copy(deep=True)
                 run_cfg.llm.endpoints["local"].urls = [server.url]
                 stage, requests = record_stage(run_cfg, server.url, episodes_per_slot * c, c)
+            except Exception:  # the server's log goes with its temporary folder: keep it
+                kept = RESULTS / f"server-{engine}-{c}-failed.log"
+                shutil.copyfile(server.log_file, kept)
+                print(f"{engine} at {c} in flight failed; the server's log is kept in {kept}", flush=True)
+                raise
             finally:
                 server.stop()
             print(json.dumps({"stage": stage}), flush=True)
