@@ -157,20 +157,19 @@ def record_stage(cfg: PipelineConfig, url: str, episodes: int, concurrency: int)
 
     async def recording_once(self, endpoint, kwargs, result):
         body = copy.deepcopy({k: v for k, v in kwargs.items() if k != "extra_body"} | kwargs.get("extra_body", {}))
-        made, sent = result.completion_tokens, time.time()
+        before, sent = result.completion_tokens, time.time()  # `result` accumulates over a call's attempts
         # each episode runs in its own asyncio task (make_rollouts gathers them): the task is the session
         session = id(asyncio.current_task())
         try:
             await original(self, endpoint, kwargs, result)
-        except (
-            Exception
-        ) as exc:  # a failed attempt is timed (it is engine time the replay does not repeat), not replayed
+        # a failed attempt is timed (it is engine time the replay does not repeat), not replayed
+        except Exception as exc:
             failed.append({"session": session, "sent": sent, "ended": time.time(), "error": repr(exc)[:200]})
             raise
+        made = result.completion_tokens - before
         recorded.append(
-            {"session": session, "body": body, "completion_tokens": result.completion_tokens - made, "sent": sent}
+            {"session": session, "body": body, "completion_tokens": made, "sent": sent, "ended": time.time()}
         )
-        recorded[-1]["ended"] = time.time()
 
     LLMClient._once = recording_once
     try:
@@ -535,18 +534,19 @@ def main() -> None:
     a = p.parse_args()
     if a.extend and a.skip_engine:
         raise SystemExit("--extend adds sweep points: it needs the engine")
-    results = {}
-    if not a.extend:  # an extended file keeps its overhead figure
+    results, old = {}, None
+    if a.extend:  # a longer sweep without re-measuring its points: the file's overhead and other points stay
+        old = json.loads((RESULTS / result_name(a)).read_text())
+        if old["utilisation"]["engine"] != a.engine:
+            raise SystemExit(f"--extend: {result_name(a)} holds {old['utilisation']['engine']}, not {a.engine}")
+        results["overhead"] = old["overhead"]
+    else:
         results["overhead"] = overhead(a.overhead_episodes)
         print(json.dumps({"overhead": results["overhead"]}), flush=True)
     if not a.skip_engine:
         ints = lambda text: [int(c) for c in text.split(",") if c.strip()]  # noqa: E731
         u = utilisation(a.engine, a.episodes_per_slot, ints(a.sweep), ints(a.load_generator), ints(a.unconstrained))
-        if a.extend:  # a longer sweep without re-measuring its points: the file's other points stay as measured
-            old = json.loads((RESULTS / result_name(a)).read_text())
-            results["overhead"] = old["overhead"]
-            if old["utilisation"]["engine"] != a.engine:
-                raise SystemExit(f"--extend: {result_name(a)} holds {old['utilisation']['engine']}, not {a.engine}")
+        if old:
             mine = {p["concurrency"] for p in u["points"]}
             kept = [p for p in old["utilisation"]["points"] if p["concurrency"] not in mine]
             u = summarise(a.engine, kept + u["points"], old["utilisation"]["load_generator"] + u["load_generator"])
@@ -581,9 +581,7 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     if "utilisation" in results and not a.out:
         plot(results["utilisation"], RESULTS / f"utilisation-{a.engine}.png")
-    stamp = {"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
-    if a.extend:
-        stamp = {"measured_at": json.loads((RESULTS / result_name(a)).read_text())["measured_at"]}
+    stamp = {"measured_at": old["measured_at"] if old else time.strftime("%Y-%m-%dT%H:%M:%S")}
     (RESULTS / result_name(a)).write_text(json.dumps({**stamp, **results}, indent=1) + "\n")
 
 

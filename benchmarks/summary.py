@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 RESULTS = Path(__file__).resolve().parent / "results"
+MAIN_ROLLOUTS = ("rollouts-vllm.json", "rollouts.json")  # `make bench`'s utilisation runs, one per engine
 
 
 def load(name: str) -> dict | None:
@@ -22,7 +23,7 @@ def load(name: str) -> dict | None:
 
 def rows() -> list[tuple[str, str, str, str]]:
     out: list[tuple[str, str, str, str]] = []
-    for name in ("rollouts-vllm.json", "rollouts.json"):
+    for name in MAIN_ROLLOUTS:
         r = load(name)
         if not r:
             continue
@@ -82,13 +83,14 @@ def rows() -> list[tuple[str, str, str, str]]:
                 )
             )
     # the best stage and the best replay over every run of an engine: one run's pair moves with what it generated
+    swept = {
+        path.name: json.loads(path.read_text()).get("utilisation") or {} for path in RESULTS.glob("rollouts*.json")
+    }
+    swept = {name: u for name, u in sorted(swept.items()) if "points" in u}
     pooled: dict[str, list[tuple[float, float, str]]] = {}
-    for path in sorted(RESULTS.glob("rollouts*.json")):
-        u = json.loads(path.read_text()).get("utilisation") or {}
-        for p in u.get("points", []):
-            pooled.setdefault(u["engine"], []).append(
-                (p["stage"]["tok_s"], p["session_replay"]["output_tok_s"], path.name)
-            )
+    for name, u in swept.items():
+        for p in u["points"]:
+            pooled.setdefault(u["engine"], []).append((p["stage"]["tok_s"], p["session_replay"]["output_tok_s"], name))
     for engine, pts in pooled.items():
         files = sorted({f for *_, f in pts})
         if len(files) > 1:
@@ -101,19 +103,18 @@ def rows() -> list[tuple[str, str, str, str]]:
                     ", ".join(files),
                 )
             )
-    for path in sorted(RESULTS.glob("rollouts-*-*.json")):  # repeats and diagnostics (`rollouts.py --out`)
-        u = json.loads(path.read_text()).get("utilisation") or {}
-        for p in u.get("points", []):
+    for name, u in swept.items():  # repeats and diagnostics (`rollouts.py --out`): the main files are above
+        if name in MAIN_ROLLOUTS:
+            continue
+        for p in u["points"]:
             c, engine = p["concurrency"], u["engine"]
-            out.append(
-                (f"stage ÷ its replay at {c} in flight ({engine}, another run)", str(p["ratio"]), "≈ 1", path.name)
-            )
+            out.append((f"stage ÷ its replay at {c} in flight ({engine}, another run)", str(p["ratio"]), "≈ 1", name))
             free = p.get("unconstrained_replay")
             if free:
                 value = (
                     f"{round(free['output_tok_s'] / p['session_replay']['output_tok_s'], 2)}× the constrained replay"
                 )
-                out.append((f"replay without JSON schemas, same lengths, at {c} ({engine})", value, "", path.name))
+                out.append((f"replay without JSON schemas, same lengths, at {c} ({engine})", value, "", name))
     c = load("ceiling.json")
     if c:
         best = max((e for e in c["points"] if e["label"] == "sweep"), key=lambda e: e["row"]["episodes_per_s"])
