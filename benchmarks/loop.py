@@ -40,6 +40,18 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def newcombe(k1: int, n1: int, k2: int, n2: int) -> tuple[float, float, float]:
+    """p1 - p2 with Newcombe's hybrid score 95% interval (his method 10), built from the two
+    Wilson intervals. It treats the samples as independent; the eval's models play the same
+    tasks and seeds, so the interval is conservative for them."""
+    if not n1 or not n2:
+        return 0.0, 0.0, 0.0
+    p1, p2 = k1 / n1, k2 / n2
+    (l1, u1), (l2, u2) = wilson(k1, n1), wilson(k2, n2)
+    d = p1 - p2
+    return d, d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2), d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+
+
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--agents", type=int, default=24, help="bundles, hence agents")
@@ -70,7 +82,10 @@ def main(argv: list[str]) -> None:
     ]
     cfg, root = load_config(ROOT / "pipeline.yaml", [*sizes, *a.overrides])
 
+    phases: dict[str, float] = {}  # seconds this invocation spent per phase (a resumed phase: only what it redid)
+    mark = time.monotonic()
     summary = pipeline.synth(cfg, root)
+    phases["synth"] = round(time.monotonic() - mark, 1)
     print_summary(summary)
     export, _ = finetune_paths(cfg, root)
     kept = (
@@ -90,7 +105,9 @@ def main(argv: list[str]) -> None:
     for optimizer in ("muon", "adamw"):
         ocfg, _ = load_config(ROOT / "pipeline.yaml", [*sizes, *a.overrides, f"finetune.optimizer={optimizer}"])
         source, out = finetune_paths(ocfg, root)
+        mark = time.monotonic()
         r = train(ocfg.finetune, source, out)
+        phases[f"train_{optimizer}"] = round(time.monotonic() - mark, 1)
         trained[optimizer] = {
             "steps": r.steps,
             "first_loss": r.losses[0],
@@ -100,7 +117,9 @@ def main(argv: list[str]) -> None:
         }
         models.append(EvalModel(optimizer, str(out / "model")))
 
+    mark = time.monotonic()
     results, report = evaluate_models(cfg, root, models, dataset=export)
+    phases["eval"] = round(time.monotonic() - mark, 1)
     rows = []
     for r in results:
         lo, hi = wilson(r.passed, r.trajectories)
@@ -120,6 +139,13 @@ def main(argv: list[str]) -> None:
                 "call_rate": r.call_rate,
             }
         )
+    base = {r.mode: r for r in results if r.label == "base"}
+    for row, r in zip(rows, results, strict=True):
+        b = base.get(r.mode)
+        if r.label != "base" and b is not None:
+            d, lo, hi = newcombe(r.passed, r.trajectories, b.passed, b.trajectories)
+            row["pass_rate_minus_base"] = round(d, 3)
+            row["pass_rate_minus_base_ci95"] = [round(lo, 3), round(hi, 3)]
     out = {
         "sizes": vars(a) | {"out": str(a.out)},
         "run": summary.run_id,
@@ -129,16 +155,23 @@ def main(argv: list[str]) -> None:
         "eval": rows,
         "report": str(report),
         "seconds": round(time.monotonic() - t0, 1),
+        "phase_seconds": phases,
     }
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(out, indent=2))
-    print("\n| model | mode | episodes | pass rate (95% CI) | pass^1 | exact args | any tool call |")
-    print("| --- | --- | ---: | --- | ---: | ---: | ---: |")
+    print(
+        "\n| model | mode | episodes | pass rate (95% CI) | minus base (95% CI) | pass^1 | exact args | any tool call |"
+    )
+    print("| --- | --- | ---: | --- | --- | ---: | ---: | ---: |")
     for row in rows:
         lo, hi = row["pass_rate_ci95"]
+        diff = "–"
+        if "pass_rate_minus_base" in row:
+            dlo, dhi = row["pass_rate_minus_base_ci95"]
+            diff = f"{row['pass_rate_minus_base']:+.3f} ({dlo:+.3f} to {dhi:+.3f})"
         print(
             f"| {row['model']} | {row['mode']} | {row['episodes']} | {row['pass_rate']} ({lo:.3f}–{hi:.3f}) | "
-            f"{row['pass^1']} | "
+            f"{diff} | {row['pass^1']} | "
             f"{row['exact_argument_rate']} | {row['call_rate']} |"
         )
     print(f"\nloop: {out['seconds']} s; figures in {a.out}; report {report}")
