@@ -106,3 +106,22 @@ def test_bundles_are_sampled_once_per_run_even_when_the_tools_grow(tmp_path, mon
     monkeypatch.setattr(stage, "sample_bundles", lambda *a, **k: draws.append(1) or real(*a, **k))
     assert stage.run(ctx)["bundles"] == 2
     assert draws == [] and {b.bundle_id for b in ctx.store.read(Bundle)} == before
+
+
+def test_bundles_are_not_drawn_again_when_the_draw_made_fewer_than_count(tmp_path, monkeypatch):
+    """Three tools cannot make 50 distinct bundles: the draw stops short of `count`, and a resumed
+    run once drew again, appending a second set of bundles (and so of agents and tasks)."""
+    from worldsmith.bundles import stage
+    from worldsmith.records import Bundle
+
+    ctx = _ctx(tmp_path, 1)
+    ctx.cfg.tools.bundles.count = 50
+    ctx.cfg.tools.bundles.size_min = 1
+    first = stage.run(ctx)["bundles"]
+    assert 0 < first < 50
+    before = {b.bundle_id for b in ctx.store.read(Bundle)}
+    draws = []
+    real = stage.sample_bundles
+    monkeypatch.setattr(stage, "sample_bundles", lambda *a, **k: draws.append(1) or real(*a, **k))
+    assert stage.run(ctx)["bundles"] == first
+    assert draws == [] and {b.bundle_id for b in ctx.store.read(Bundle)} == before

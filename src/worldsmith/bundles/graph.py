@@ -50,11 +50,13 @@ def build_graph(tools: Iterable[ToolSpec]) -> nx.Graph:
             for b in members[i + 1 :]:
                 g.add_edge(a, b, weight=1.0, kind="domain")
     consumers: dict[tuple[str, str], list[str]] = defaultdict(list)
+    # fields in sorted order: a set's order changes with PYTHONHASHSEED, and the order edges are
+    # added is the neighbour order the walks follow, so a resumed run would draw other bundles
     for t in tools:
-        for f in _fields(t.input_schema):
+        for f in sorted(_fields(t.input_schema)):
             consumers[f].append(t.tool_id)
     for t in tools:
-        for f in _fields(t.output_schema):
+        for f in sorted(_fields(t.output_schema)):
             users = consumers.get(f, [])
             if not users or len(users) > MAX_FIELD_FANOUT:
                 continue

@@ -15,9 +15,10 @@ from worldsmith.stage import Shard, Stage
 def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     tools = ctx.store.read(ToolSpec)
     graph = build_graph(tools)
-    # sampled once per run: a resumed run whose tool set grew (a retried evolution) must not
-    # draw another `count` bundles from the changed graph
-    if len(ctx.store.read(Bundle)) < ctx.cfg.tools.bundles.count:
+    # sampled once per run (one append, so any stored bundle means the draw finished): a resumed
+    # run must not draw again, neither from a tool set that grew (a retried evolution) nor when
+    # the draw made fewer than `count` distinct bundles, which once added a second set of agents
+    if not ctx.store.count(Bundle):
         ctx.store.append(sample_bundles(graph, ctx.cfg.tools.bundles, seed=ctx.seed))
     stored = ctx.store.read(Bundle)
     cov = coverage(tools, stored)
