@@ -3,7 +3,8 @@ steps) -> evaluate base vs both on the same held-out tasks and seeds, with groun
 in constrained and native tool-call modes. Every size is an argument.
 
     python benchmarks/loop.py [--agents 24] [--tasks-per-agent 4] [--samples 4] [--steps 40] [--eval-samples 4]
-                              [--eval-tasks 24] [--set KEY=VALUE ...] [--out benchmarks/results/loop.json]
+                              [--eval-tasks 24] [--set KEY=VALUE ...] [--stages judge,export,report]
+                              [--out benchmarks/results/loop.json]
 
 Each figure is a rate over episodes with its Wilson 95% interval, so a difference between
 models reads against the noise of the sample. Resumable: the run, the trainings and the
@@ -63,6 +64,12 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--eval-tasks", type=int, default=24, help="held-out tasks played (0: all)")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--name", default="loop")
+    ap.add_argument(
+        "--stages",
+        default=None,
+        help="comma-separated synth stages to run (default: all enabled); e.g. judge,export,report "
+        "trains and evaluates on the episodes a stopped run already has, without finishing its rollouts",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "loop.json")
     a = ap.parse_args(argv)
     t0 = time.monotonic()
@@ -84,7 +91,7 @@ def main(argv: list[str]) -> None:
 
     phases: dict[str, float] = {}  # seconds this invocation spent per phase (a resumed phase: only what it redid)
     mark = time.monotonic()
-    summary = pipeline.synth(cfg, root)
+    summary = pipeline.synth(cfg, root, stages=a.stages.split(",") if a.stages else None)
     phases["synth"] = round(time.monotonic() - mark, 1)
     print_summary(summary)
     export, _ = finetune_paths(cfg, root)
