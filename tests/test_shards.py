@@ -125,3 +125,24 @@ def test_bundles_are_not_drawn_again_when_the_draw_made_fewer_than_count(tmp_pat
     monkeypatch.setattr(stage, "sample_bundles", lambda *a, **k: draws.append(1) or real(*a, **k))
     assert stage.run(ctx)["bundles"] == first
     assert draws == [] and {b.bundle_id for b in ctx.store.read(Bundle)} == before
+
+
+def test_run_usage_adds_up_over_the_invocations_of_a_resumed_run(tmp_path):
+    """run.json's `usage` is the run's, not the last invocation's: a run interrupted in its rollouts
+    and resumed only for judge and export once reported 0 generated tokens (the report's
+    kept-per-million-tokens became 152,000,000)."""
+    import json
+    from pathlib import Path
+
+    from worldsmith.llm.client import LLMResult
+
+    root = Path(__file__).resolve().parent.parent  # the repo's prompts
+    cfg = validate_config({"run": {"data_dir": str(tmp_path / "data")}})
+    for completion in (30, 12):  # one invocation that generated, then a resumed one
+        ctx = pipeline.open_run(cfg, root, run_id="resumed")
+        ctx.usage.add(LLMResult(ok=True, role="agent", model="m", endpoint="e", completion_tokens=completion))
+        pipeline.finish_run(ctx, "interrupted")
+    ctx = pipeline.open_run(cfg, root, run_id="resumed")  # judge and export only: no model call
+    pipeline.finish_run(ctx, "finished")
+    usage = json.loads((tmp_path / "data" / "runs" / "resumed" / "run.json").read_text())["usage"]
+    assert usage["agent"]["calls"] == 2 and usage["agent"]["completion_tokens"] == 42

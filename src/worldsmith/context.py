@@ -21,6 +21,7 @@ class RunContext:
     policy_url: str | None = None  # the agent policy's own server (llm.policy)
     usage: UsageMeter = field(default_factory=UsageMeter)
     usage_mark: dict = field(default_factory=dict)  # the usage snapshot when the last stage was recorded
+    usage_before: dict = field(default_factory=dict)  # the run's usage in earlier invocations (a resumed run)
 
     @property
     def seed(self) -> int:
