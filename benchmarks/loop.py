@@ -113,7 +113,14 @@ def main(argv: list[str]) -> None:
         ocfg, _ = load_config(ROOT / "pipeline.yaml", [*sizes, *a.overrides, f"finetune.optimizer={optimizer}"])
         source, out = finetune_paths(ocfg, root)
         mark = time.monotonic()
-        r = train(ocfg.finetune, source, out)
+        r = train(
+            ocfg.finetune,
+            source,
+            out,
+            progress=lambda done, total, loss, rate, o=optimizer: print(
+                f"finetune {o}: step {done}/{total}, loss {loss:.4f}, {rate:.0f} tok/s", flush=True
+            ),
+        )
         phases[f"train_{optimizer}"] = round(time.monotonic() - mark, 1)
         trained[optimizer] = {
             "steps": r.steps,
