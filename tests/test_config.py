@@ -166,3 +166,23 @@ def test_on_and_off_from_the_command_line_are_words_not_booleans(project_root):
     assert cfg.eval.grounding == "off" and cfg.llm.roles.agent.grounding == "off"
     cfg, _ = load_config(project_root / "pipeline.yaml", ["eval.grounding=on"])
     assert cfg.eval.grounding == "on"
+
+
+def test_two_llamacpp_servers_split_the_cores_and_keep_threads_a_user_set(monkeypatch):
+    """Eval runs the policy's llama.cpp server beside the simulators' one; with every core each,
+    their threads fought and an episode took ~5 minutes on 2 cores."""
+    import os
+
+    from worldsmith.llm.server import share_cores
+
+    cfg = validate_config({"llm": {"policy": {"enabled": True, "model_path": "x.gguf", "engine": "llamacpp"}}})
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    main, policy = share_cores(cfg.llm.server, cfg.llm.policy_server())
+    assert (main.threads, policy.threads) == (1, 1)
+    monkeypatch.setattr(os, "cpu_count", lambda: 5)
+    main, policy = share_cores(cfg.llm.server, cfg.llm.policy_server())
+    assert (main.threads, policy.threads) == (3, 2)
+    set_by_user = cfg.llm.server.model_copy(update={"threads": 4})
+    assert share_cores(set_by_user, cfg.llm.policy_server())[0].threads == 4
+    vllm = cfg.llm.policy_server().model_copy(update={"engine": "vllm"})
+    assert share_cores(cfg.llm.server, vllm) == (cfg.llm.server, vllm)

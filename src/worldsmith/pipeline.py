@@ -28,7 +28,7 @@ from worldsmith.export.stage import STAGE as EXPORT
 from worldsmith.judge.stage import STAGE as JUDGE
 from worldsmith.llm import Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
-from worldsmith.llm.server import embedded_server
+from worldsmith.llm.server import embedded_server, share_cores
 from worldsmith.report.stage import STAGE as REPORT
 from worldsmith.rollouts.stage import STAGE as ROLLOUTS
 from worldsmith.smoke.stage import STAGE as SMOKE
@@ -122,13 +122,14 @@ def model_server(cfg: PipelineConfig, root: Path, log: Callable[[str], Any] = pr
     """The servers the config needs, started as needed (and stopped if we started them):
     the embedded one for roles whose endpoint says `embedded`, and llm.policy's."""
     urls = ServerURLs()
+    main, policy = cfg.llm.server, cfg.llm.policy_server()
+    if uses_embedded(cfg) and cfg.llm.policy.enabled:
+        main, policy = share_cores(main, policy)
     with contextlib.ExitStack() as servers:
         if uses_embedded(cfg):
-            urls.embedded = servers.enter_context(embedded_server(cfg.llm.server, root, data_dir(cfg, root), log=log))
+            urls.embedded = servers.enter_context(embedded_server(main, root, data_dir(cfg, root), log=log))
         if cfg.llm.policy.enabled:
-            urls.policy = servers.enter_context(
-                embedded_server(cfg.llm.policy_server(), root, data_dir(cfg, root), log=log)
-            )
+            urls.policy = servers.enter_context(embedded_server(policy, root, data_dir(cfg, root), log=log))
         yield urls
 
 
