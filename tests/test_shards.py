@@ -135,6 +135,7 @@ def test_run_usage_adds_up_over_the_invocations_of_a_resumed_run(tmp_path):
     from pathlib import Path
 
     from worldsmith.llm.client import LLMResult
+    from worldsmith.report import stage as report_stage
 
     root = Path(__file__).resolve().parent.parent  # the repo's prompts
     cfg = validate_config({"run": {"data_dir": str(tmp_path / "data")}})
@@ -142,7 +143,10 @@ def test_run_usage_adds_up_over_the_invocations_of_a_resumed_run(tmp_path):
         ctx = pipeline.open_run(cfg, root, run_id="resumed")
         ctx.usage.add(LLMResult(ok=True, role="agent", model="m", endpoint="e", completion_tokens=completion))
         pipeline.finish_run(ctx, "interrupted")
-    ctx = pipeline.open_run(cfg, root, run_id="resumed")  # judge and export only: no model call
+    ctx = pipeline.open_run(cfg, root, run_id="resumed")  # judge, export and report only: no model call
+    # the report stage rewrites run.json's usage before reading it back (it once wrote only this
+    # invocation's: the loop benchmark's resumed run reported 0 generated tokens)
+    assert report_stage.run(ctx)["generated_tokens"] == 42
     pipeline.finish_run(ctx, "finished")
     usage = json.loads((tmp_path / "data" / "runs" / "resumed" / "run.json").read_text())["usage"]
     assert usage["agent"]["calls"] == 2 and usage["agent"]["completion_tokens"] == 42

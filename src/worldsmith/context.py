@@ -31,6 +31,15 @@ class RunContext:
         p = Path(value).expanduser()
         return p if p.is_absolute() else self.root / p
 
+    def run_usage(self) -> dict:
+        """The run's model usage over all its invocations (what run.json's `usage` holds): it once
+        held only the last invocation's, so a run resumed for judge, export and report reported 0
+        generated tokens."""
+        total = UsageMeter()
+        total.absorb(self.usage_before)
+        total.absorb(self.usage.snapshot())
+        return total.snapshot()
+
     def client(self) -> LLMClient:
         """A client for one event loop (stages run their own asyncio loop)."""
         return LLMClient(self.cfg.llm, embedded_url=self.embedded_url, usage=self.usage, policy_url=self.policy_url)

@@ -168,7 +168,7 @@ def record_stage(ctx: RunContext, name: str, counts: Counts, seconds: float) -> 
         "finished_at": datetime.now(UTC).isoformat(),
         "usage": stage_usage(ctx),
     }
-    ctx.store.write_info(stages=stages, usage=run_usage(ctx))
+    ctx.store.write_info(stages=stages, usage=ctx.run_usage())
     refresh_catalog(ctx.store.data_dir, ctx.root)
     return result
 
@@ -186,17 +186,8 @@ def stage_usage(ctx: RunContext) -> dict[str, dict[str, int]]:
     return {role: d for role, d in delta.items() if d["calls"]}
 
 
-def run_usage(ctx: RunContext) -> dict[str, Any]:
-    """The run's model usage over all its invocations: run.json's `usage` once held only the last
-    one's, so a run resumed for its judge and export reported 0 generated tokens."""
-    total = UsageMeter()
-    total.absorb(ctx.usage_before)
-    total.absorb(ctx.usage.snapshot())
-    return total.snapshot()
-
-
 def finish_run(ctx: RunContext, status: str, error: str | None = None) -> Path:
-    ctx.store.write_info(status=status, finished_at=datetime.now(UTC).isoformat(), usage=run_usage(ctx), error=error)
+    ctx.store.write_info(status=status, finished_at=datetime.now(UTC).isoformat(), usage=ctx.run_usage(), error=error)
     return refresh_catalog(ctx.store.data_dir, ctx.root)
 
 

@@ -206,7 +206,7 @@ figure{{margin:0}} figcaption{{font-weight:600;margin-bottom:.3rem}} svg{{max-wi
 def run(ctx, shard: Shard | None = None) -> dict[str, Any]:
     """The report stage: `<run>/report.html` and `<run>/trajectories.html`."""
     out = ctx.store.root / "report.html"
-    ctx.store.write_info(usage=ctx.usage.snapshot())  # the report reads the usage from run.json
+    ctx.store.write_info(usage=ctx.run_usage())  # the report reads the run's usage from run.json
     head = build_report(ctx.store.data_dir, ctx.run_id, out)
     return {
         **{k: v for k, v in head.items() if v is not None},
