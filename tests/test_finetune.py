@@ -231,6 +231,67 @@ def test_resume_reproduces_the_next_steps(tokenizer, dataset, tmp_path):
     )
     assert resumed.resumed_from == 4
     assert resumed.losses[4:] == pytest.approx(full.losses[4:], rel=1e-5)
+    # the validation curve from before the crash comes back with the checkpoint
+    assert [s for s, _ in resumed.val_losses] == [s for s, _ in full.val_losses] and len(full.val_losses) >= 2
+    assert [v for _, v in resumed.val_losses] == pytest.approx([v for _, v in full.val_losses], rel=1e-5)
+
+
+def test_a_finished_training_rerun_returns_its_record_and_trains_nothing(tokenizer, dataset, tmp_path):
+    """A re-run of a finished training (a resumed benchmark, `make finetune` twice) once loaded the
+    checkpoint at its last step, re-saved the model and reported that no-op's timing as s/step."""
+    first = train(_cfg(), dataset, tmp_path / "m", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    steps = []
+    again = train(
+        _cfg(),
+        dataset,
+        tmp_path / "m",
+        model=tiny(tokenizer, seed=99),
+        tokenizer=tokenizer,
+        log=lambda m: None,
+        progress=lambda done, *_: steps.append(done),
+    )
+    assert steps == [] and again.steps == 6
+    assert again.losses == first.losses and len(again.losses) == 6
+    assert again.val_losses == first.val_losses and again.seconds_per_step == first.seconds_per_step
+    # a larger max_steps goes on from the checkpoint
+    more = train(
+        _cfg(max_steps=8),
+        dataset,
+        tmp_path / "m",
+        model=tiny(tokenizer, seed=99),
+        tokenizer=tokenizer,
+        log=lambda m: None,
+        progress=lambda done, *_: steps.append(done),
+    )
+    assert steps == [7, 8] and more.resumed_from == 6 and more.losses[:6] == first.losses
+
+
+def test_a_checkpoint_of_other_data_stops_with_the_reason(tokenizer, dataset, tmp_path):
+    """A run re-exported with more examples into the same folder once resumed the old checkpoint
+    at its last step and never trained on the new rows."""
+    import shutil
+
+    data = tmp_path / "export"
+    shutil.copytree(dataset, data)
+
+    def stop_after_step_2(done, total, loss, rate):
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        train(
+            _cfg(),
+            data,
+            tmp_path / "m",
+            model=tiny(tokenizer),
+            tokenizer=tokenizer,
+            log=lambda m: None,
+            progress=stop_after_step_2,
+        )
+    rows = (data / "jsonl" / "train.jsonl").read_text().splitlines()
+    (data / "jsonl" / "train.jsonl").write_text("\n".join(rows[:-1]) + "\n")  # the export changed
+    with pytest.raises(ValueError, match="trained on other data"):
+        train(_cfg(), data, tmp_path / "m", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
 
 
 def test_an_exploding_loss_stops_and_keeps_the_last_checkpoint(tokenizer, dataset, tmp_path):

@@ -10,12 +10,13 @@ tool-aware chat template) that vLLM serves as is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,16 @@ def _checkpoint_path(out: Path) -> Path:
     return out / "checkpoints" / "last.pt"
 
 
-def save_checkpoint(out: Path, step: int, model, opt, sched, losses: list[float]) -> None:
+def save_checkpoint(
+    out: Path,
+    step: int,
+    model,
+    opt,
+    sched,
+    losses: list[float],
+    val_losses: list[tuple[int, float]],
+    dataset_sha256: str,
+) -> None:
     path = _checkpoint_path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".pt.tmp")
@@ -103,11 +113,48 @@ def save_checkpoint(out: Path, step: int, model, opt, sched, losses: list[float]
             "optimizer": opt.state_dict(),
             "scheduler": sched.state_dict(),
             "losses": losses,
+            "val_losses": val_losses,
+            "dataset_sha256": dataset_sha256,
             "rng": torch.get_rng_state(),
         },
         tmp,
     )
     tmp.replace(path)
+
+
+def dataset_fingerprint(dataset: Path) -> str:
+    """sha256 of the export's train and validation rows: a path says nothing when a run is
+    re-exported with more examples into the same folder."""
+    h = hashlib.sha256()
+    for split in ("train", "validation"):
+        path = export_jsonl(dataset, split)
+        h.update(split.encode() + b"\0" + (path.read_bytes() if path.exists() else b"") + b"\0")
+    return h.hexdigest()
+
+
+def finished_result(cfg: FinetuneConfig, dataset: Path, out: Path) -> TrainResult | None:
+    """The recorded result when `out` already holds this training, finished (same dataset and
+    config): a re-run returns it instead of re-saving the model and reporting the one no-op
+    step's timing as the run's."""
+    record = out / "train.json"
+    if not record.exists():
+        return None
+    saved = json.loads(record.read_text())
+    if saved.get("config") != json.loads(json.dumps(cfg.model_dump())):
+        return None
+    if "dataset_sha256" in saved:
+        if saved["dataset_sha256"] != dataset_fingerprint(dataset):
+            return None
+    elif saved.get("dataset") != str(Path(dataset).resolve()):  # a record from before fingerprints
+        return None
+    if saved.get("steps") != cfg.max_steps or not Path(saved.get("model_dir", "")).exists():
+        return None
+    kept = {f.name for f in fields(TrainResult)} - {"model_dir", "val_losses"}
+    return TrainResult(
+        **{k: v for k, v in saved.items() if k in kept},
+        val_losses=[tuple(v) for v in saved.get("val_losses", [])],
+        model_dir=Path(saved["model_dir"]),
+    )
 
 
 def train(
@@ -122,6 +169,10 @@ def train(
     """Train on `dataset` (an export folder) into `out`; resumes from `out/checkpoints/last.pt`."""
     import resource
 
+    fingerprint = dataset_fingerprint(dataset)
+    if (done := finished_result(cfg, dataset, out)) is not None:
+        log(f"finetune: {out} is already trained to step {done.steps} on this dataset and config; nothing to do")
+        return done
     torch.manual_seed(cfg.seed)
     if model is None:
         model, tokenizer = load_base(cfg.base_model)
@@ -170,11 +221,17 @@ def train(
     ckpt = _checkpoint_path(out)
     if ckpt.exists():
         state = torch.load(ckpt, weights_only=False)
+        if state.get("dataset_sha256", fingerprint) != fingerprint:  # older checkpoints carry none
+            raise ValueError(
+                f"{ckpt} was trained on other data than {dataset} (its train/validation rows changed since); "
+                f"delete {out} to train afresh on this export, or give another output folder"
+            )
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         sched.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["rng"])
         start, result.losses, result.resumed_from = state["step"], list(state["losses"]), state["step"]
+        result.val_losses = [tuple(v) for v in state.get("val_losses", [])]  # older checkpoints have none
         log(f"finetune: resumed from step {start}")
     t0, tokens = time.monotonic(), 0
     first = result.losses[0] if result.losses else None
@@ -208,7 +265,7 @@ def train(
         if val_batches and (done % cfg.eval_every == 0 or done == cfg.max_steps):
             result.val_losses.append((done, evaluate(model, val_batches, device, cuda)))
         if done % cfg.save_every == 0 or done == cfg.max_steps:
-            save_checkpoint(out, done, model, opt, sched, result.losses)
+            save_checkpoint(out, done, model, opt, sched, result.losses, result.val_losses, fingerprint)
         if progress:
             progress(done, cfg.max_steps, total, tokens / max(time.monotonic() - t0, 1e-9))
     steps_run = cfg.max_steps - start
@@ -231,6 +288,7 @@ def train(
                 **{k: v for k, v in result.__dict__.items() if k != "model_dir"},
                 "model_dir": str(result.model_dir),
                 "dataset": str(Path(dataset).resolve()),
+                "dataset_sha256": fingerprint,
                 "config": cfg.model_dump(),
             },
             indent=1,
