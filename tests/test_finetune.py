@@ -209,23 +209,20 @@ def test_training_lowers_the_loss_and_saves_a_servable_folder(tokenizer, dataset
     assert out.shape[1] == ids["input_ids"].shape[1] + 5
 
 
-def test_resume_reproduces_the_next_steps(tokenizer, dataset, tmp_path):
-    full = train(_cfg(), dataset, tmp_path / "full", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+def interrupt_after(step, tokenizer, dataset, out):
+    """Train into `out` and Ctrl-C right after `step`'s checkpoint."""
 
-    def crash_after_step_4(done, total, loss, rate):
-        if done == 4:
-            raise KeyboardInterrupt  # Ctrl-C right after the step-4 checkpoint
+    def crash(done, total, loss, rate):
+        if done == step:
+            raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        train(
-            _cfg(),
-            dataset,
-            tmp_path / "part",
-            model=tiny(tokenizer),
-            tokenizer=tokenizer,
-            log=lambda m: None,
-            progress=crash_after_step_4,
-        )
+        train(_cfg(), dataset, out, model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None, progress=crash)
+
+
+def test_resume_reproduces_the_next_steps(tokenizer, dataset, tmp_path):
+    full = train(_cfg(), dataset, tmp_path / "full", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    interrupt_after(4, tokenizer, dataset, tmp_path / "part")
     resumed = train(
         _cfg(), dataset, tmp_path / "part", model=tiny(tokenizer, seed=99), tokenizer=tokenizer, log=lambda m: None
     )
@@ -273,21 +270,7 @@ def test_a_checkpoint_of_other_data_stops_with_the_reason(tokenizer, dataset, tm
 
     data = tmp_path / "export"
     shutil.copytree(dataset, data)
-
-    def stop_after_step_2(done, total, loss, rate):
-        if done == 2:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        train(
-            _cfg(),
-            data,
-            tmp_path / "m",
-            model=tiny(tokenizer),
-            tokenizer=tokenizer,
-            log=lambda m: None,
-            progress=stop_after_step_2,
-        )
+    interrupt_after(2, tokenizer, data, tmp_path / "m")
     rows = (data / "jsonl" / "train.jsonl").read_text().splitlines()
     (data / "jsonl" / "train.jsonl").write_text("\n".join(rows[:-1]) + "\n")  # the export changed
     with pytest.raises(ValueError, match="trained on other data"):

@@ -132,10 +132,10 @@ def dataset_fingerprint(dataset: Path) -> str:
     return h.hexdigest()
 
 
-def finished_result(cfg: FinetuneConfig, dataset: Path, out: Path) -> TrainResult | None:
-    """The recorded result when `out` already holds this training, finished (same dataset and
-    config): a re-run returns it instead of re-saving the model and reporting the one no-op
-    step's timing as the run's."""
+def finished_result(cfg: FinetuneConfig, dataset: Path, fingerprint: str, out: Path) -> TrainResult | None:
+    """The recorded result when `out` already holds this training, finished (same dataset, by its
+    `fingerprint`, and config): a re-run returns it instead of re-saving the model and reporting
+    the one no-op step's timing as the run's."""
     record = out / "train.json"
     if not record.exists():
         return None
@@ -143,7 +143,7 @@ def finished_result(cfg: FinetuneConfig, dataset: Path, out: Path) -> TrainResul
     if saved.get("config") != json.loads(json.dumps(cfg.model_dump())):
         return None
     if "dataset_sha256" in saved:
-        if saved["dataset_sha256"] != dataset_fingerprint(dataset):
+        if saved["dataset_sha256"] != fingerprint:
             return None
     elif saved.get("dataset") != str(Path(dataset).resolve()):  # a record from before fingerprints
         return None
@@ -170,7 +170,7 @@ def train(
     import resource
 
     fingerprint = dataset_fingerprint(dataset)
-    if (done := finished_result(cfg, dataset, out)) is not None:
+    if (done := finished_result(cfg, dataset, fingerprint, out)) is not None:
         log(f"finetune: {out} is already trained to step {done.steps} on this dataset and config; nothing to do")
         return done
     torch.manual_seed(cfg.seed)
