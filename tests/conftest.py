@@ -31,8 +31,7 @@ def _start(engine: str, tmp_path_factory, timeout: float):
         port=free_port(),
         parallel=4,
         ctx_size=8192,
-        startup_timeout_s=timeout,
-        vllm_args=["--enforce-eager", "--dtype", "bfloat16"],
+        startup_timeout_s=timeout,  # vllm_args: the product's default, so the tests run what users run
     )
     server = ModelServer(cfg, ROOT, data)
     server.start()

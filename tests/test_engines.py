@@ -197,3 +197,24 @@ def test_the_server_renders_the_prompt_training_renders(engine):
             timeout=30,
         )
         assert r.json()["tokens"] == tok(expected, add_special_tokens=False)["input_ids"]
+
+
+def test_vllm_seeded_requests_survive_a_split_prefill(vllm_server):
+    """The pipeline seeds every call. A prompt longer than one step's token budget (vLLM's CPU
+    build: 2048), or several that together are, is what a rollout stage sends; with chunked
+    prefill, vLLM 0.32's CPU engine died on it (`CPU Generator does not use offset`) and every
+    request in flight failed. Eight at once of ~2,500 prompt tokens each: every one must come back.
+    (llama.cpp splits its context between slots, 2,048 each here, so it is not asked.)"""
+    server = vllm_server
+    filler = " ".join(f"Shelf {i} holds item {i * 7} of colour number {i % 5}." for i in range(200))
+    prompt = [{"role": "user", "content": filler + " Which shelf holds item 42? Answer in one sentence."}]
+
+    async def go(client):
+        calls = [client.chat("agent", prompt, max_tokens=24, temperature=0.9, seed=1000 + i) for i in range(8)]
+        return await asyncio.gather(*calls)
+
+    results = call(server, go)
+    assert [r.error for r in results if not r.ok] == []
+    assert all(r.prompt_tokens > 2100 and r.completion_tokens > 0 for r in results), [
+        (r.prompt_tokens, r.completion_tokens) for r in results
+    ]

@@ -79,7 +79,12 @@ class ServerConfig(Strict):
     threads: NonNegInt = 0  # 0: all cores
     startup_timeout_s: PositiveFloat = 300
     vllm_python: str = ".venv-vllm/bin/python"
-    vllm_args: list[str] = Field(default_factory=lambda: ["--enforce-eager", "--dtype", "bfloat16"])
+    # For vLLM's CPU build. Chunked prefill off: vLLM 0.32's CPU engine dies on a seeded request
+    # whose prefill is split over steps (`CPU Generator does not use offset`), and the pipeline
+    # seeds every call; off, vLLM raises the step's token budget to max_model_len instead.
+    vllm_args: list[str] = Field(
+        default_factory=lambda: ["--enforce-eager", "--dtype", "bfloat16", "--no-enable-chunked-prefill"]
+    )
     model_cache_dir: str = "~/.cache/worldsmith/models"
 
 
