@@ -238,28 +238,24 @@ def test_a_finished_training_rerun_returns_its_record_and_trains_nothing(tokeniz
     checkpoint at its last step, re-saved the model and reported that no-op's timing as s/step."""
     first = train(_cfg(), dataset, tmp_path / "m", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
     steps = []
-    again = train(
-        _cfg(),
-        dataset,
-        tmp_path / "m",
-        model=tiny(tokenizer, seed=99),
-        tokenizer=tokenizer,
-        log=lambda m: None,
-        progress=lambda done, *_: steps.append(done),
-    )
+
+    def rerun(cfg):
+        return train(
+            cfg,
+            dataset,
+            tmp_path / "m",
+            model=tiny(tokenizer, seed=99),
+            tokenizer=tokenizer,
+            log=lambda m: None,
+            progress=lambda done, *_: steps.append(done),
+        )
+
+    again = rerun(_cfg())
     assert steps == [] and again.steps == 6
     assert again.losses == first.losses and len(again.losses) == 6
     assert again.val_losses == first.val_losses and again.seconds_per_step == first.seconds_per_step
     # a larger max_steps goes on from the checkpoint
-    more = train(
-        _cfg(max_steps=8),
-        dataset,
-        tmp_path / "m",
-        model=tiny(tokenizer, seed=99),
-        tokenizer=tokenizer,
-        log=lambda m: None,
-        progress=lambda done, *_: steps.append(done),
-    )
+    more = rerun(_cfg(max_steps=8))
     assert steps == [7, 8] and more.resumed_from == 6 and more.losses[:6] == first.losses
 
 
