@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from worldsmith import pipeline  # noqa: E402
 from worldsmith.config import load_config  # noqa: E402
 from worldsmith.evaluate import evaluate_models  # noqa: E402
-from worldsmith.evaluate.stage import EvalModel  # noqa: E402
+from worldsmith.evaluate.stage import EvalModel, VoidEval  # noqa: E402
 from worldsmith.finetune.loop import finetune_paths, train  # noqa: E402
 from worldsmith.summary import print_summary  # noqa: E402
 
@@ -132,7 +132,10 @@ def main(argv: list[str]) -> None:
         models.append(EvalModel(optimizer, str(out / "model")))
 
     mark = time.monotonic()
-    results, report = evaluate_models(cfg, root, models, dataset=export)
+    try:
+        results, report = evaluate_models(cfg, root, models, dataset=export)
+    except VoidEval as exc:  # no table is better than one of zeros from a server that never answered
+        raise SystemExit(f"loop: {exc}") from None
     phases["eval"] = round(time.monotonic() - mark, 1)
     rows = []
     for r in results:
@@ -144,6 +147,7 @@ def main(argv: list[str]) -> None:
                 "tasks": r.tasks,
                 "episodes": r.trajectories,
                 "passed": r.passed,
+                "server_errors": r.server_errors,  # counted as not passed; an eval where all were stops instead
                 "pass_rate": r.pass_rate,
                 "pass_rate_ci95": [round(lo, 3), round(hi, 3)],
                 "pass^1": r.pass_hat.get("1"),
@@ -174,9 +178,10 @@ def main(argv: list[str]) -> None:
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps(out, indent=2))
     print(
-        "\n| model | mode | episodes | pass rate (95% CI) | minus base (95% CI) | pass^1 | exact args | any tool call |"
+        "\n| model | mode | episodes | server errors | pass rate (95% CI) | minus base (95% CI) | pass^1 | exact args "
+        "| any tool call |"
     )
-    print("| --- | --- | ---: | --- | --- | ---: | ---: | ---: |")
+    print("| --- | --- | ---: | ---: | --- | --- | ---: | ---: | ---: |")
     for row in rows:
         lo, hi = row["pass_rate_ci95"]
         diff = "–"
@@ -184,7 +189,8 @@ def main(argv: list[str]) -> None:
             dlo, dhi = row["pass_rate_minus_base_ci95"]
             diff = f"{row['pass_rate_minus_base']:+.3f} ({dlo:+.3f} to {dhi:+.3f})"
         print(
-            f"| {row['model']} | {row['mode']} | {row['episodes']} | {row['pass_rate']} ({lo:.3f}–{hi:.3f}) | "
+            f"| {row['model']} | {row['mode']} | {row['episodes']} | {row['server_errors']} | "
+            f"{row['pass_rate']} ({lo:.3f}–{hi:.3f}) | "
             f"{diff} | {row['pass^1']} | "
             f"{row['exact_argument_rate']} | {row['call_rate']} |"
         )

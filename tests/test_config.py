@@ -94,6 +94,41 @@ def test_hash_is_stable_and_changes_with_content():
     assert a.config_hash() != b.config_hash()
 
 
+def test_a_later_key_left_null_keeps_the_run_ids_of_runs_made_before_it():
+    """llm.policy.parallel came after runs existed; null (the old behaviour) must leave their ids, so they resume.
+    The hash is that of the config's canonical JSON without the execution keys (spelled out here)."""
+    import hashlib
+    import json
+
+    cfg = PipelineConfig()
+    data = {k: v for k, v in cfg.resolved().items() if k not in ("finetune", "eval")}
+    data["run"] = {k: v for k, v in data["run"].items() if k not in ("executor", "ray_address", "ray_cpus_per_shard")}
+    del data["llm"]["policy"]["parallel"]  # as it was before the key existed
+    before = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:12]
+    assert cfg.config_hash() == before
+    assert validate_config({"llm": {"policy": {"parallel": 4}}}).config_hash() != before
+
+
+@pytest.mark.parametrize(
+    "raw, key",
+    [
+        ({"llm": {"server": {"parallel": 32}}}, "llm.server.parallel: got 32"),
+        ({"llm": {"policy": {"enabled": True, "engine": "llamacpp", "parallel": 32}}}, "llm.policy.parallel: got 32"),
+        ({"llm": {"server": {"engine": "vllm", "parallel": 32}}, "eval": {"parallel": 32}}, "eval.parallel: got 32"),
+    ],
+)
+def test_llamacpp_sequences_that_would_overflow_its_shared_context_are_refused(raw, key):
+    with pytest.raises(ConfigError, match=key + r".*512 tokens each.*expected at most 8.*ctx_size to 65536"):
+        validate_config(raw)
+
+
+def test_llamacpp_sequences_that_fit_are_accepted():
+    assert validate_config({"llm": {"server": {"parallel": 32, "ctx_size": 65536}}}).llm.server.parallel == 32
+    assert validate_config({"llm": {"server": {"engine": "vllm", "parallel": 64}}}).llm.server.parallel == 64
+    remote = {"llm": {"server": {"parallel": 32}, "endpoints": {"local": {"urls": ["http://gpu:8000/v1"]}}}}
+    assert validate_config(remote).llm.server.parallel == 32  # no embedded server is started: nothing to size
+
+
 def test_bad_yaml_and_missing_file(tmp_path):
     bad = tmp_path / "p.yaml"
     bad.write_text("run: [unclosed")

@@ -21,7 +21,14 @@ from worlds import cancel_task, order_agent, order_tools
 
 from worldsmith.config import ConfigError, ExportConfig, JudgeConfig, validate_config
 from worldsmith.evaluate import EvalModel, held_out_tasks, model_scores, pass_hat_k
-from worldsmith.evaluate.stage import check_servable, eval_config, eval_run_id, write_eval_report
+from worldsmith.evaluate.stage import (
+    VoidEval,
+    check_servable,
+    eval_config,
+    eval_run_id,
+    refuse_void,
+    write_eval_report,
+)
 from worldsmith.export.sft import build_examples, write_export
 from worldsmith.judge.stage import decide
 from worldsmith.llm.client import LLMClient, LLMResult
@@ -101,6 +108,53 @@ def test_model_scores_count_passes_per_task_and_invalid_calls(tmp_path):
     )
     s = model_scores(store, EvalModel("m", None), "vllm", 3)
     assert s.simulator_failures == 1 and s.trajectories == 4
+
+
+HTTP_500 = (
+    'agent_output: http: http://127.0.0.1:8011/v1: HTTP 500: {"error":{"code":500,"message":"Context size has been '
+    'exceeded."}} (after 5 attempts)'
+)
+
+
+def test_server_failures_are_not_the_models_and_an_eval_of_nothing_else_is_void(tmp_path):
+    """Last loop run: the policy's llama.cpp server failed all 96 episodes, and the eval printed a pass rate of
+    0 for each model as if they had played. A server failure is not an unparsable call, and when every
+    episode is one there is no figure to report."""
+    broken = ScriptedClient(
+        user_sim=user_says(("Cancel o-1001.", "continue")),
+        agent=[LLMResult(ok=False, role="agent", model="m", endpoint="e", error_kind="parse", error="not JSON")],
+    )
+    played = run(dataclasses.replace(episode(), trajectory_id="trj_parse"), broken, cfg(reply_attempts=1))
+    lost = [
+        played.model_copy(update={"trajectory_id": f"trj_http_{i}", "sample": i + 1, "reason": HTTP_500})
+        for i in range(2)
+    ]
+    store = RunStore(tmp_path, "ev")
+    store.append([played, *lost])
+    s = model_scores(store, EvalModel("m", None), "llamacpp", 3, "native")
+    assert played.reason.startswith("agent_output: parse")
+    assert (s.server_errors, s.trajectories, s.tool_calls) == (2, 3, 1)  # only the parse failure was a call
+    refuse_void(s, store)  # one episode was the model's own: a (poor) figure, reported
+    void = RunStore(tmp_path, "void")
+    void.append(lost)
+    s = model_scores(void, EvalModel("m", None), "llamacpp", 3, "native")
+    assert (s.server_errors, s.tool_calls) == (2, 0)
+    with pytest.raises(VoidEval, match=r"all 2 episodes ended because the policy's server failed.*Context size"):
+        refuse_void(s, void)
+
+
+def test_the_eval_server_has_its_own_sequence_count():
+    """`llm.server.parallel=32` sizes the simulators' vLLM server; the eval's llama.cpp server took it too, and
+    32 sequences overflowed its shared 16,384-token context. It runs eval.parallel sequences."""
+    cfg = validate_config({"llm": {"server": {"engine": "vllm", "parallel": 32}}})
+    ecfg = eval_config(cfg, EvalModel("base", None), "native")
+    assert ecfg.llm.policy_server().parallel == 8 and ecfg.llm.server.parallel == 32
+    client = LLMClient(ecfg.llm, embedded_url="http://sims/v1", policy_url="http://p/v1")
+    assert client.endpoints["policy"].cfg.max_concurrency == 8
+    four = eval_config(validate_config({"eval": {"parallel": 4}}), EvalModel("base", None))
+    assert four.llm.policy_server().parallel == 4
+    eight = eval_config(validate_config({}), EvalModel("base", None))
+    assert eight.config_hash() != four.config_hash()  # another sequence count: another eval run
 
 
 def test_the_agent_role_talks_to_the_policy_server_the_others_stay():

@@ -28,6 +28,12 @@ ENV_CONFIG = "WORLDSMITH_CONFIG"
 DEFAULT_CONFIG = "pipeline.yaml"
 EMBEDDED = "embedded"
 EXECUTION_KEYS = ("executor", "ray_address", "ray_cpus_per_shard")  # run keys that say how, not what
+# Keys added after runs were made, whose null default keeps the old behaviour: left out of the hash
+# while null, so a run made before they existed keeps its id and resumes.
+NULL_NEUTRAL_KEYS = (("llm", "policy", "parallel"),)
+# llama.cpp's slots share one KV cache (kv_unified): when the sequences in flight outgrow it, it fails
+# every one of them. Each sequence needs room for an episode (the agent's system prompt, tools, turns).
+LLAMACPP_MIN_TOKENS_PER_SEQUENCE = 2048
 
 
 class Strict(BaseModel):
@@ -163,6 +169,19 @@ class PolicyConfig(Strict):
     engine: Literal["llamacpp", "vllm"] = "vllm"
     model: str = "policy"  # the name the policy server answers to
     port: Annotated[int, Field(ge=1, le=65535, strict=True)] = 8011
+    parallel: PositiveInt | None = None  # sequences the policy server runs at once; null: llm.server.parallel
+
+
+def llamacpp_sizing_problem(key: str, ctx_size: int, parallel: int) -> str | None:
+    """Why `parallel` llama.cpp sequences cannot share a `ctx_size`-token context, or None."""
+    if ctx_size // parallel >= LLAMACPP_MIN_TOKENS_PER_SEQUENCE:
+        return None
+    return (
+        f"{key}: got {parallel}, but {parallel} sequences would share llama.cpp's {ctx_size}-token context "
+        f"({ctx_size // parallel} tokens each); expected at most {ctx_size // LLAMACPP_MIN_TOKENS_PER_SEQUENCE} "
+        f"(each needs {LLAMACPP_MIN_TOKENS_PER_SEQUENCE}), or raise llm.server.ctx_size to "
+        f"{parallel * LLAMACPP_MIN_TOKENS_PER_SEQUENCE}"
+    )
 
 
 class LLMConfig(Strict):
@@ -186,6 +205,23 @@ class LLMConfig(Strict):
             )
         return self
 
+    @model_validator(mode="after")
+    def _llamacpp_sequences_fit(self) -> LLMConfig:
+        embedded = any(EMBEDDED in self.endpoints[n].urls for n in self.used_endpoints() if n in self.endpoints)
+        main = self.server
+        if (
+            embedded
+            and main.engine == "llamacpp"
+            and (problem := llamacpp_sizing_problem("llm.server.parallel", main.ctx_size, main.parallel))
+        ):
+            raise ValueError(problem)
+        policy = self.policy_server()
+        if self.policy.enabled and policy.engine == "llamacpp":
+            key = "llm.policy.parallel" if self.policy.parallel else "llm.server.parallel (the policy server's too)"
+            if problem := llamacpp_sizing_problem(key, policy.ctx_size, policy.parallel):
+                raise ValueError(problem)
+        return self
+
     def used_endpoints(self) -> set[str]:
         """The endpoints some role talks to (not the agent's when llm.policy serves it)."""
         return {getattr(self.roles, r).endpoint for r in ROLE_NAMES if not (r == "agent" and self.policy.enabled)}
@@ -198,10 +234,17 @@ class LLMConfig(Strict):
         return rc.model or self.endpoints[rc.endpoint].model
 
     def policy_server(self) -> ServerConfig:
-        """The server settings for llm.policy: the main server's, with the policy's model, engine and port."""
+        """The server settings for llm.policy: the main server's, with the policy's model, engine, port
+        and (when set) sequence count."""
         p = self.policy
         return self.server.model_copy(
-            update={"engine": p.engine, "model_path": p.model_path, "model": p.model, "port": p.port}
+            update={
+                "engine": p.engine,
+                "model_path": p.model_path,
+                "model": p.model,
+                "port": p.port,
+                "parallel": p.parallel or self.server.parallel,
+            }
         )
 
     @model_validator(mode="after")
@@ -518,6 +561,9 @@ class EvalConfig(Strict):
         "llamacpp"  # serves the models under test (llamacpp: an HF folder is converted to GGUF once)
     )
     port: Annotated[int, Field(ge=1, le=65535, strict=True)] = 8011
+    # Sequences that server runs at once: its own, not llm.server.parallel, which sizes the simulators'
+    # server (and may be 32 on vLLM, far past what llama.cpp's shared context holds).
+    parallel: PositiveInt = 8
     compare_base: bool = True  # also evaluate finetune.base_model (or the packaged SmolLM2) on the same tasks
     modes: list[Literal["constrained", "native"]] = Field(
         default_factory=lambda: ["constrained", "native"], min_length=1
@@ -549,6 +595,14 @@ class PipelineConfig(Strict):
     finetune: FinetuneConfig = FinetuneConfig()
     eval: EvalConfig = EvalConfig()
 
+    @model_validator(mode="after")
+    def _eval_sequences_fit(self) -> PipelineConfig:
+        if self.eval.engine == "llamacpp" and (
+            problem := llamacpp_sizing_problem("eval.parallel", self.llm.server.ctx_size, self.eval.parallel)
+        ):
+            raise ValueError(problem)
+        return self
+
     def resolved(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
 
@@ -561,6 +615,12 @@ class PipelineConfig(Strict):
         so `--set finetune.max_steps=1` still finds the run's export, nor where shards execute."""
         data = {k: v for k, v in self.resolved().items() if k not in ("finetune", "eval")}
         data["run"] = {k: v for k, v in data["run"].items() if k not in EXECUTION_KEYS}
+        for *parents, key in NULL_NEUTRAL_KEYS:
+            section = data
+            for name in parents:
+                section = section[name]
+            if section.get(key, 0) is None:
+                del section[key]
         canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 

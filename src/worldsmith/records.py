@@ -590,6 +590,9 @@ class ModelEval(Record):
     simulator_failures: int = (
         0  # episodes the user or tool simulator ended (not the policy's fault; they count as not passed)
     )
+    # episodes ended because the policy's server failed (timeout, connection, HTTP error after retries): not
+    # the model's doing; they count as not passed, and an eval where every episode did is void
+    server_errors: int = 0
     reasons: dict[str, int] = Field(default_factory=dict)  # the judge's drop reasons, counted
     generated_tokens: int = 0  # by the agent policy
     created_at: datetime = Field(default_factory=utcnow)

@@ -14,6 +14,7 @@ from typing import Any
 
 from worldsmith.config import PipelineConfig, PolicyConfig, data_dir
 from worldsmith.records import Agent, ModelEval, Task, ToolSpec, Trajectory, Verdict, World, content_id
+from worldsmith.rollouts.stage import TRANSPORT_FAILURES
 from worldsmith.rubric import arguments_match
 from worldsmith.store import RunStore
 from worldsmith.vocab import export_jsonl
@@ -67,6 +68,33 @@ def exact_arguments(tasks: dict[str, Task], trajs: list[Trajectory]) -> tuple[in
     return made, total
 
 
+def server_failed(t: Trajectory) -> bool:
+    """The episode ended because the policy's server did not answer (`agent_output: http|timeout|connection: ...`)."""
+    reason = t.reason or ""
+    return (
+        t.status == "error"
+        and reason.startswith("agent_output: ")
+        and reason.split(":")[1].strip() in (TRANSPORT_FAILURES)
+    )
+
+
+class VoidEval(ValueError):
+    """Every episode of a model ended in a server failure: there is no pass rate to report."""
+
+
+def refuse_void(scores: ModelEval, store: RunStore) -> None:
+    """Raise VoidEval when every episode of `scores` (played in `store`) ended in a server failure."""
+    if not scores.trajectories or scores.server_errors < scores.trajectories:
+        return
+    top = Counter(t.reason for t in store.read(Trajectory) if server_failed(t)).most_common(1)
+    raise VoidEval(
+        f"eval [{scores.label}, {scores.mode}]: all {scores.trajectories} episodes ended because the policy's server "
+        f"failed, so there is no pass rate to report (most common: {top[0][0] if top else '?'}). Its log is under "
+        f"data/logs/. Fix the cause and run again: a changed config plays them in a new eval run; with the same "
+        f"config, delete {store.root} first."
+    )
+
+
 def model_scores(
     store: RunStore, model: EvalModel, engine: str, samples: int, mode: str = "constrained", grounding: bool = False
 ) -> ModelEval:
@@ -85,8 +113,9 @@ def model_scores(
         if per_task:
             pass_hat[str(k)] = round(sum(per_task) / len(per_task), 4)
     calls = [c for t in trajs for c in t.calls]
+    server_errors = sum(server_failed(t) for t in trajs)
     unparsed = sum(
-        t.status == "error" and (t.reason or "").startswith("agent_output") for t in trajs
+        t.status == "error" and (t.reason or "").startswith("agent_output") and not server_failed(t) for t in trajs
     )  # a call or reply that never parsed
     attempted = len(calls) + unparsed
     valid = sum(c.executor not in INVALID_CALLS for c in calls)
@@ -117,6 +146,7 @@ def model_scores(
         tool_call_validity=round(valid / attempted, 4) if attempted else None,
         statuses=dict(Counter(t.status for t in trajs)),
         reasons=dict(reasons.most_common(12)),
+        server_errors=server_errors,
         simulator_failures=sum((t.reason or "").startswith(("tool_sim_failed", "user_sim_failed")) for t in trajs),
         generated_tokens=sum(t.usage.get("agent", {}).get("completion_tokens", 0) for t in trajs),
     )
@@ -127,7 +157,12 @@ def eval_config(cfg: PipelineConfig, model: EvalModel, mode: str = "constrained"
     count and grounding (validated again). Native mode forces no call: a model that makes no
     native call is not rescued by constrained decoding, so `call_rate` says how often it calls."""
     policy = PolicyConfig(
-        enabled=True, model_path=model.path, engine=cfg.eval.engine, model="policy", port=cfg.eval.port
+        enabled=True,
+        model_path=model.path,
+        engine=cfg.eval.engine,
+        model="policy",
+        port=cfg.eval.port,
+        parallel=cfg.eval.parallel,
     )
     agent = cfg.llm.roles.agent.model_copy(
         update={"tool_call_mode": mode, "grounding": "on" if cfg.eval.grounding == "on" else "off"}
@@ -275,6 +310,12 @@ def evaluate_models(
             scores = model_scores(
                 store, m, cfg.eval.engine, cfg.eval.samples_per_task, mode, ecfg.llm.roles.agent.grounded
             )
+            refuse_void(scores, store)
+            if scores.server_errors:
+                log(
+                    f"eval [{m.label}, {mode}]: {scores.server_errors} of {scores.trajectories} episodes ended in a "
+                    "server failure; they count as not passed"
+                )
             if eid not in source.existing_ids(ModelEval):  # a finished eval run re-scored gives the same figures
                 source.append([scores])
             results.append(scores)
@@ -290,6 +331,7 @@ ROWS = [
     ("trajectories", "episodes"),
     ("passed", "kept by the judge"),
     ("pass_rate", "pass rate"),
+    ("server_errors", "episodes lost to server failures"),
     ("tool_calls", "tool calls attempted"),
     ("tool_call_validity", "tool-call validity"),
     ("exact_argument_rate", "gold calls with exact arguments"),

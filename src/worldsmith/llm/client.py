@@ -253,7 +253,7 @@ class LLMClient:
             policy = EndpointConfig(
                 urls=[policy_url],
                 model=cfg.policy.model,
-                max_concurrency=cfg.server.parallel,
+                max_concurrency=cfg.policy_server().parallel,
                 timeout_s=agent_ep.timeout_s,
             )
             self.endpoints[POLICY_ENDPOINT] = _Endpoint(POLICY_ENDPOINT, policy, None)
