@@ -106,6 +106,25 @@ def test_client_errors_are_not_retried(fake_server):
     assert len(script.requests) == 1
 
 
+LLAMACPP_BAD_TOOL_CALL = {  # what llama.cpp answered the loop's eval when SmolLM2's native tool call was not JSON
+    "error": {
+        "code": 500,
+        "message": "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at "
+        "line 1, column 1659: syntax error while parsing value - invalid string: missing closing quote",
+        "type": "server_error",
+    }
+}
+
+
+def test_a_tool_call_the_server_could_not_parse_is_the_models_malformed_output_not_retried(fake_server):
+    url, script = fake_server([(500, LLAMACPP_BAD_TOOL_CALL, 0), (200, completion("hello"), 0)])
+    result, usage = run(_chat(llm_config(url)))
+    assert not result.ok and result.error_kind == "parse"
+    assert "could not parse the model's tool call" in result.error and "missing closing quote" in result.error
+    assert len(script.requests) == 1  # a seeded retry would make the same call again
+    assert usage["critic"]["failures_by_kind"] == {"parse": 1}
+
+
 def test_timeout_is_reported_with_its_reason(fake_server):
     url, _ = fake_server([(200, completion("late"), 2.0)])
     cfg = llm_config(url)

@@ -129,11 +129,20 @@ def test_server_failures_are_not_the_models_and_an_eval_of_nothing_else_is_void(
         played.model_copy(update={"trajectory_id": f"trj_http_{i}", "sample": i + 1, "reason": HTTP_500})
         for i in range(2)
     ]
+    # stored before the client told them apart: llama.cpp's 500 for a tool call that was not JSON is the model's
+    malformed = played.model_copy(
+        update={
+            "trajectory_id": "trj_bad_call",
+            "sample": 3,
+            "reason": "agent_output: http: http://127.0.0.1:8011/v1: HTTP 500: "
+            '{"error":{"code":500,"message":"Failed to parse tool call arguments as JSON: ..."}} (after 5 attempts)',
+        }
+    )
     store = RunStore(tmp_path, "ev")
-    store.append([played, *lost])
-    s = model_scores(store, EvalModel("m", None), "llamacpp", 3, "native")
+    store.append([played, *lost, malformed])
+    s = model_scores(store, EvalModel("m", None), "llamacpp", 4, "native")
     assert played.reason.startswith("agent_output: parse")
-    assert (s.server_errors, s.trajectories, s.tool_calls) == (2, 3, 1)  # only the parse failure was a call
+    assert (s.server_errors, s.trajectories, s.tool_calls) == (2, 4, 2)  # the two malformed outputs were calls
     refuse_void(s, store)  # one episode was the model's own: a (poor) figure, reported
     void = RunStore(tmp_path, "void")
     void.append(lost)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from worldsmith.config import PipelineConfig, PolicyConfig, data_dir
+from worldsmith.llm.client import malformed_tool_call
 from worldsmith.records import Agent, ModelEval, Task, ToolSpec, Trajectory, Verdict, World, content_id
 from worldsmith.rollouts.stage import TRANSPORT_FAILURES
 from worldsmith.rubric import arguments_match
@@ -69,12 +70,15 @@ def exact_arguments(tasks: dict[str, Task], trajs: list[Trajectory]) -> tuple[in
 
 
 def server_failed(t: Trajectory) -> bool:
-    """The episode ended because the policy's server did not answer (`agent_output: http|timeout|connection: ...`)."""
+    """The episode ended because the policy's server did not answer (`agent_output: http|timeout|connection: ...`),
+    not because the model's tool call was malformed (which llama.cpp reports as an HTTP 500; episodes stored before
+    the client told the two apart carry it as `http`)."""
     reason = t.reason or ""
     return (
         t.status == "error"
         and reason.startswith("agent_output: ")
-        and reason.split(":")[1].strip() in (TRANSPORT_FAILURES)
+        and reason.split(":")[1].strip() in TRANSPORT_FAILURES
+        and not malformed_tool_call(reason)
     )
 
 

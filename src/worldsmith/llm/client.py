@@ -220,6 +220,16 @@ class _Retryable(Exception):
         self.reason = reason
 
 
+# llama.cpp answers HTTP 500 when the model's native tool call is not valid JSON: the model's output was
+# malformed, not the server broken (and a seeded retry would only make the same call again).
+MALFORMED_TOOL_CALL_MARKERS = ("Failed to parse tool call",)
+
+
+def malformed_tool_call(text: str) -> bool:
+    """An error body (or a reason quoting one) that says the model's own tool call did not parse."""
+    return any(m in text for m in MALFORMED_TOOL_CALL_MARKERS)
+
+
 def _classify(exc: Exception) -> tuple[str, str, bool]:
     """(kind, reason, retryable) for an exception from the openai client."""
     if isinstance(exc, openai.APITimeoutError):
@@ -228,6 +238,8 @@ def _classify(exc: Exception) -> tuple[str, str, bool]:
         return "connection", f"connection error: {exc.__cause__ or exc}", True
     if isinstance(exc, openai.APIStatusError):
         body = exc.response.text[:300] if exc.response is not None else ""
+        if malformed_tool_call(body):
+            return "parse", f"the server could not parse the model's tool call: HTTP {exc.status_code}: {body}", False
         return "http", f"HTTP {exc.status_code}: {body}", exc.status_code in RETRYABLE_STATUS
     return "error", f"{exc.__class__.__name__}: {exc}", False
 
