@@ -190,9 +190,7 @@ def test_the_agent_role_talks_to_the_policy_server_the_others_stay():
             }
         }
     )
-    from worldsmith.pipeline import uses_embedded
-
-    assert not uses_embedded(remote) and set(LLMClient(remote.llm, policy_url="http://p/v1").endpoints) == {
+    assert not remote.llm.uses_embedded() and set(LLMClient(remote.llm, policy_url="http://p/v1").endpoints) == {
         "gpu",
         "policy",
     }

@@ -205,26 +205,13 @@ class LLMConfig(Strict):
             )
         return self
 
-    @model_validator(mode="after")
-    def _llamacpp_sequences_fit(self) -> LLMConfig:
-        embedded = any(EMBEDDED in self.endpoints[n].urls for n in self.used_endpoints() if n in self.endpoints)
-        main = self.server
-        if (
-            embedded
-            and main.engine == "llamacpp"
-            and (problem := llamacpp_sizing_problem("llm.server.parallel", main.ctx_size, main.parallel))
-        ):
-            raise ValueError(problem)
-        policy = self.policy_server()
-        if self.policy.enabled and policy.engine == "llamacpp":
-            key = "llm.policy.parallel" if self.policy.parallel else "llm.server.parallel (the policy server's too)"
-            if problem := llamacpp_sizing_problem(key, policy.ctx_size, policy.parallel):
-                raise ValueError(problem)
-        return self
-
     def used_endpoints(self) -> set[str]:
         """The endpoints some role talks to (not the agent's when llm.policy serves it)."""
         return {getattr(self.roles, r).endpoint for r in ROLE_NAMES if not (r == "agent" and self.policy.enabled)}
+
+    def uses_embedded(self) -> bool:
+        """Some role talks to the embedded server, so worldsmith starts it."""
+        return any(EMBEDDED in self.endpoints[name].urls for name in self.used_endpoints())
 
     def model_for(self, role: str) -> str:
         """The model name a role's calls carry (the policy's for the agent when llm.policy is on)."""
@@ -256,6 +243,22 @@ class LLMConfig(Strict):
                     f"llm.roles.{role}.endpoint: got {name!r}, expected one of the names "
                     f"under llm.endpoints ({', '.join(sorted(self.endpoints)) or 'none defined'})"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _llamacpp_sequences_fit(self) -> LLMConfig:
+        main = self.server
+        if (
+            self.uses_embedded()
+            and main.engine == "llamacpp"
+            and (problem := llamacpp_sizing_problem("llm.server.parallel", main.ctx_size, main.parallel))
+        ):
+            raise ValueError(problem)
+        policy = self.policy_server()
+        if self.policy.enabled and policy.engine == "llamacpp":
+            key = "llm.policy.parallel" if self.policy.parallel else "llm.server.parallel (the policy server's too)"
+            if problem := llamacpp_sizing_problem(key, policy.ctx_size, policy.parallel):
+                raise ValueError(problem)
         return self
 
 

@@ -22,7 +22,7 @@ import yaml
 
 from worldsmith.agents.stage import STAGE as AGENTS
 from worldsmith.bundles.stage import STAGE as BUNDLES
-from worldsmith.config import EMBEDDED, PipelineConfig, data_dir, resolve_path
+from worldsmith.config import PipelineConfig, data_dir, resolve_path
 from worldsmith.context import RunContext
 from worldsmith.export.stage import STAGE as EXPORT
 from worldsmith.judge.stage import STAGE as JUDGE
@@ -113,20 +113,16 @@ def open_run(cfg: PipelineConfig, root: Path, run_id: str | None = None, urls: S
     )
 
 
-def uses_embedded(cfg: PipelineConfig) -> bool:
-    return any(EMBEDDED in cfg.llm.endpoints[name].urls for name in cfg.llm.used_endpoints())
-
-
 @contextlib.contextmanager
 def model_server(cfg: PipelineConfig, root: Path, log: Callable[[str], Any] = print) -> Iterator[ServerURLs]:
     """The servers the config needs, started as needed (and stopped if we started them):
     the embedded one for roles whose endpoint says `embedded`, and llm.policy's."""
     urls = ServerURLs()
     main, policy = cfg.llm.server, cfg.llm.policy_server()
-    if uses_embedded(cfg) and cfg.llm.policy.enabled:
+    if cfg.llm.uses_embedded() and cfg.llm.policy.enabled:
         main, policy = share_cores(main, policy)
     with contextlib.ExitStack() as servers:
-        if uses_embedded(cfg):
+        if cfg.llm.uses_embedded():
             urls.embedded = servers.enter_context(embedded_server(main, root, data_dir(cfg, root), log=log))
         if cfg.llm.policy.enabled:
             urls.policy = servers.enter_context(embedded_server(policy, root, data_dir(cfg, root), log=log))
