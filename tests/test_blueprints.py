@@ -23,9 +23,9 @@ from worldsmith.tasks.blueprint import (
 from worldsmith.tasks.stage import request_problems
 from worldsmith.tasks.validate import validate_task
 from worldsmith.tools.evolve import bound_spec
-from worldsmith.world.bindings import binding_for, default_name
-from worldsmith.world.schema import derive_world
-from worldsmith.world.state import apply_patch
+from worldsmith.worldmodel.bindings import binding_for, default_name
+from worldsmith.worldmodel.schema import derive_world
+from worldsmith.worldmodel.state import apply_patch
 
 WORLD = derive_world(
     Domain(
@@ -110,7 +110,7 @@ def _cancel_draft() -> Draft:
 
 def _trajectory(task: Task, calls: list[tuple[str, dict]], reply: str, status: str = "finished") -> Trajectory:
     """An episode as the rollouts record it, with its calls executed on the task's world by code."""
-    from worldsmith.world.execute import execute
+    from worldsmith.worldmodel.execute import execute
 
     state, records, patches, messages = (
         task.initial_state,

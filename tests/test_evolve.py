@@ -20,9 +20,9 @@ from worldsmith.tasks.blueprint import plan_call
 from worldsmith.tools.evolve import _named
 from worldsmith.tools.stage import run as run_tools
 from worldsmith.toolspec import check_spec
-from worldsmith.world.execute import execute
-from worldsmith.world.schema import derive_world, world_problem
-from worldsmith.world.seed import seed_state
+from worldsmith.worldmodel.execute import execute
+from worldsmith.worldmodel.schema import derive_world, world_problem
+from worldsmith.worldmodel.seed import seed_state
 from worldsmith.worlds.stage import load_taxonomy, usable_entities
 from worldsmith.worlds.stage import run as run_worlds
 
@@ -51,7 +51,7 @@ def test_a_tool_text_is_the_models_only_when_it_fits_its_binding():
     )
     update = next(
         b
-        for b in __import__("worldsmith.world.bindings", fromlist=["plan_bindings"]).plan_bindings(world, 2)
+        for b in __import__("worldsmith.worldmodel.bindings", fromlist=["plan_bindings"]).plan_bindings(world, 2)
         if b.action == "update"
     )
     good = {

@@ -19,7 +19,7 @@ from worldsmith.export.sft import build_examples, dataset_card, sft_messages, va
 from worldsmith.judge.stage import decide
 from worldsmith.records import SFTExample
 from worldsmith.rollouts.episode import Episode
-from worldsmith.world.toolset import ToolSet
+from worldsmith.worldmodel.toolset import ToolSet
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "src" / "worldsmith" / "llm" / "chat_templates" / "smollm2_tools.jinja"

@@ -52,8 +52,8 @@ from worldsmith.records import (
 )
 from worldsmith.store import RunStore
 from worldsmith.tools.evolve import bound_spec
-from worldsmith.world.bindings import binding_for, default_description, default_name
-from worldsmith.world.schema import derive_world
+from worldsmith.worldmodel.bindings import binding_for, default_description, default_name
+from worldsmith.worldmodel.schema import derive_world
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPTS = Prompts(ROOT / "prompts")
@@ -969,7 +969,7 @@ def _walk_refs(node):
 
 
 def test_the_tool_simulator_schema_resolves_output_refs():
-    from worldsmith.world.runner import result_schema, sim_schema
+    from worldsmith.worldmodel.runner import result_schema, sim_schema
 
     out = {
         "type": "object",
@@ -1000,7 +1000,7 @@ def test_the_tool_simulator_schema_resolves_output_refs():
 
 
 def test_agent_turns_with_defs_ref_tools_parse():
-    from worldsmith.world.toolset import ToolSet
+    from worldsmith.worldmodel.toolset import ToolSet
 
     schema = constrained_turn_schema(ToolSet.build([spec_of(MONEY)]).tools, require_tool=True)
     r = LLMResult(
@@ -1025,9 +1025,9 @@ def test_agent_turns_with_defs_ref_tools_parse():
 )
 def test_unreadable_tool_arguments_get_a_server_error(arguments, problem):
     from worldsmith.config import FaultsConfig, RolloutsConfig
-    from worldsmith.world.faults import FaultInjector
-    from worldsmith.world.runner import ToolRunner
-    from worldsmith.world.state import World
+    from worldsmith.worldmodel.faults import FaultInjector
+    from worldsmith.worldmodel.runner import ToolRunner
+    from worldsmith.worldmodel.state import World
 
     runner = ToolRunner(None, PROMPTS, RolloutsConfig())  # no model call may happen
     spec = order_tools()[0]
@@ -1042,7 +1042,7 @@ def test_unreadable_tool_arguments_get_a_server_error(arguments, problem):
     ids=["endless_ref", "dangling_ref"],
 )
 def test_schemas_a_validator_cannot_use_never_end_an_episode(schema):
-    from worldsmith.world.runner import argument_problem, output_problem
+    from worldsmith.worldmodel.runner import argument_problem, output_problem
 
     spec = spec_of(schema, schema)
     assert argument_problem(spec, {"x": 1}) is None  # let through, as a lenient server would

@@ -26,10 +26,10 @@ from worldsmith.records import FaultEvent, Trajectory
 from worldsmith.rollouts.episode import Episode, run_episode
 from worldsmith.rollouts.user import user_view, with_token
 from worldsmith.vocab import FAULT_KINDS, NETWORK_FAULTS, STOP
-from worldsmith.world.faults import FaultInjector, ToolTraits
-from worldsmith.world.runner import SimulatorFailure, ToolRunner, sim_schema, state_paths
-from worldsmith.world.state import PatchRejected, World, apply_patch, replay
-from worldsmith.world.toolset import ToolSet
+from worldsmith.worldmodel.faults import FaultInjector, ToolTraits
+from worldsmith.worldmodel.runner import SimulatorFailure, ToolRunner, sim_schema, state_paths
+from worldsmith.worldmodel.state import PatchRejected, World, apply_patch, replay
+from worldsmith.worldmodel.toolset import ToolSet
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPTS = Prompts(ROOT / "prompts")

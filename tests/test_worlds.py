@@ -12,7 +12,7 @@ import pytest
 
 from worldsmith.records import CollectionSpec, Domain, FieldSpec, ToolBinding, ToolSpec, World
 from worldsmith.tools.evolve import bound_spec
-from worldsmith.world.bindings import (
+from worldsmith.worldmodel.bindings import (
     annotations,
     binding_for,
     default_name,
@@ -21,9 +21,9 @@ from worldsmith.world.bindings import (
     output_schema,
     plan_bindings,
 )
-from worldsmith.world.execute import execute
-from worldsmith.world.grounding import ground_tools, seen_keys
-from worldsmith.world.schema import (
+from worldsmith.worldmodel.execute import execute
+from worldsmith.worldmodel.grounding import ground_tools, seen_keys
+from worldsmith.worldmodel.schema import (
     derive_world,
     design_schema,
     id_prefix,
@@ -33,9 +33,9 @@ from worldsmith.world.schema import (
     world_from_design,
     world_problem,
 )
-from worldsmith.world.seed import next_key, seed_state
-from worldsmith.world.state import apply_patch
-from worldsmith.world.toolset import ToolSet
+from worldsmith.worldmodel.seed import next_key, seed_state
+from worldsmith.worldmodel.state import apply_patch
+from worldsmith.worldmodel.toolset import ToolSet
 
 TODAY = "2025-03-01"
 ORDER_STATUSES = ["pending", "confirmed", "completed", "cancelled"]

@@ -26,11 +26,11 @@ from worldsmith.records import World as WorldSchema
 from worldsmith.rollouts.user import UserSimulator
 from worldsmith.rubric import goal_met
 from worldsmith.vocab import END_REASONS, MAX_REPLY_CHARS
-from worldsmith.world.faults import FaultInjector
-from worldsmith.world.grounding import ground_tools
-from worldsmith.world.runner import SimulatorFailure, ToolRunner
-from worldsmith.world.state import World
-from worldsmith.world.toolset import ToolSet
+from worldsmith.worldmodel.faults import FaultInjector
+from worldsmith.worldmodel.grounding import ground_tools
+from worldsmith.worldmodel.runner import SimulatorFailure, ToolRunner
+from worldsmith.worldmodel.state import World
+from worldsmith.worldmodel.toolset import ToolSet
 
 # tasks where the agent must not be forced to call a tool on its first step
 NO_FORCED_CALL = ("irrelevance", "clarification")

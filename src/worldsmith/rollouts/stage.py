@@ -21,7 +21,7 @@ from worldsmith.records import Agent, Task, ToolSpec, Trajectory, World, content
 from worldsmith.rollouts.episode import Episode, run_episode
 from worldsmith.rollouts.stats import SECTIONS
 from worldsmith.stage import Shard, Stage, holds
-from worldsmith.world.toolset import ToolSet
+from worldsmith.worldmodel.toolset import ToolSet
 
 TRANSPORT_FAILURES = ("timeout", "connection", "http")
 

@@ -32,9 +32,9 @@ from worldsmith.records import (
     World,
     content_id,
 )
-from worldsmith.world.execute import execute
-from worldsmith.world.seed import _value, seed_state
-from worldsmith.world.state import apply_patch
+from worldsmith.worldmodel.execute import execute
+from worldsmith.worldmodel.seed import _value, seed_state
+from worldsmith.worldmodel.state import apply_patch
 
 DECLINES = (
     "cannot",

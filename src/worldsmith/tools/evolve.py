@@ -2,7 +2,7 @@
 evolution operators).
 
 A tool is an action on one of the world's collections with its parameters bound to fields
-(`world.bindings`): its schemas, annotations and executable semantics come from the
+(`worldmodel.bindings`): its schemas, annotations and executable semantics come from the
 binding, so they are valid and runnable by construction; the LLM names and describes it
 (structured output), and a name or description that does not fit the binding is replaced
 by the plain one, recorded as `extra.named_by`. Operators change the binding deliberately
@@ -24,8 +24,8 @@ from worldsmith.progress import gather_with_progress
 from worldsmith.records import Rejection, ToolBinding, ToolSpec, World, content_id
 from worldsmith.tools.dedup import NearDuplicateIndex
 from worldsmith.toolspec import ValidationLimits, check_spec, dedup_key
-from worldsmith.world import bindings as bind
-from worldsmith.world.schema import a_an
+from worldsmith.worldmodel import bindings as bind
+from worldsmith.worldmodel.schema import a_an
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 

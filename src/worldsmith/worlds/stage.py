@@ -21,7 +21,7 @@ from worldsmith.context import RunContext
 from worldsmith.progress import gather_with_progress
 from worldsmith.records import Domain, Rejection, World, content_id
 from worldsmith.stage import Shard, Stage
-from worldsmith.world.schema import derive_world, design_schema, plural, world_from_design, world_id_for
+from worldsmith.worldmodel.schema import derive_world, design_schema, plural, world_from_design, world_id_for
 from worldsmith.worlds.stats import SECTIONS
 
 DOMAINS_SCHEMA = {

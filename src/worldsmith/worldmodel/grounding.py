@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from worldsmith.records import ToolSpec, World
-from worldsmith.world.toolset import ToolSet
+from worldsmith.worldmodel.toolset import ToolSet
 
 
 def key_pattern(prefix: str) -> re.Pattern[str]:

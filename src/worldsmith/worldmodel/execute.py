@@ -13,7 +13,7 @@ from typing import Any
 
 from worldsmith.records import CollectionSpec, FieldSpec, ToolBinding, World
 from worldsmith.vocab import error_content
-from worldsmith.world.seed import next_key
+from worldsmith.worldmodel.seed import next_key
 
 MAX_LIST = 20  # a list call returns at most this many records, as paged APIs do
 

@@ -13,7 +13,7 @@ from typing import Any
 from faker import Faker
 
 from worldsmith.records import CollectionSpec, FieldSpec, World
-from worldsmith.world.schema import seeding_order
+from worldsmith.worldmodel.schema import seeding_order
 
 PRODUCTS = (
     "kettle",

@@ -26,9 +26,9 @@ from worldsmith.mcp.executor import RealExecutionError, RealExecutor
 from worldsmith.records import ToolSpec, content_id
 from worldsmith.records import World as WorldSchema
 from worldsmith.vocab import FAULTS, error_content
-from worldsmith.world.execute import execute
-from worldsmith.world.faults import FaultInjector, traits
-from worldsmith.world.state import PatchRejected, World
+from worldsmith.worldmodel.execute import execute
+from worldsmith.worldmodel.faults import FaultInjector, traits
+from worldsmith.worldmodel.state import PatchRejected, World
 
 # bounded sizes: a small model otherwise repeats itself until it runs out of tokens
 SCALAR = {"anyOf": [{"type": "string", "maxLength": 300}, {"type": ["number", "boolean", "null"]}]}

@@ -12,7 +12,7 @@ import random
 from typing import Any
 
 from worldsmith.records import CollectionSpec, FieldSpec, ToolBinding, World
-from worldsmith.world.schema import a_an
+from worldsmith.worldmodel.schema import a_an
 
 JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
 
