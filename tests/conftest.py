@@ -57,11 +57,9 @@ def vllm_server(tmp_path_factory):
 def llm_config(url: str, **role_overrides):
     """An LLMConfig whose `local` endpoint is `url` (and fast retries for tests)."""
     from worldsmith.config import LLMConfig
+    from worldsmith.vocab import ROLES
 
-    roles = {
-        r: {"endpoint": "local", "temperature": 0.0, "max_tokens": 256, **role_overrides}
-        for r in ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic")
-    }
+    roles = {r: {"endpoint": "local", "temperature": 0.0, "max_tokens": 256, **role_overrides} for r in ROLES}
     return LLMConfig.model_validate(
         {
             "endpoints": {"local": {"urls": [url], "model": "smollm2-135m", "timeout_s": 120}},

@@ -34,6 +34,7 @@ from worldsmith.judge.stage import decide
 from worldsmith.llm.client import LLMClient, LLMResult
 from worldsmith.records import ModelEval, Trajectory
 from worldsmith.store import RunStore
+from worldsmith.vocab import ROLES
 
 
 @pytest.mark.parametrize(
@@ -183,10 +184,7 @@ def test_the_agent_role_talks_to_the_policy_server_the_others_stay():
             "llm": {
                 "policy": {"enabled": True},
                 "endpoints": {"local": {"urls": ["embedded"]}, "gpu": {"urls": ["http://gpu:8000/v1"]}},
-                "roles": {
-                    r: {"endpoint": "gpu"}
-                    for r in ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic")
-                },
+                "roles": {r: {"endpoint": "gpu"} for r in ROLES},
             }
         }
     )

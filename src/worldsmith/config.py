@@ -22,7 +22,7 @@ import annotated_types
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from worldsmith.vocab import DIFFICULTIES, FAULTS, HACK_KINDS
+from worldsmith.vocab import DIFFICULTIES, FAULTS, HACK_KINDS, ROLES, EndedByLimit, HackKind
 
 ENV_CONFIG = "WORLDSMITH_CONFIG"
 DEFAULT_CONFIG = "pipeline.yaml"
@@ -140,9 +140,6 @@ class RoleConfig(Strict):
         return self.tool_call_mode == "constrained" and self.grounding != "off"
 
 
-ROLE_NAMES = ("tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic")
-
-
 class RolesConfig(Strict):
     tool_evolver: RoleConfig = RoleConfig(temperature=0.9, top_p=0.95, max_tokens=768, frequency_penalty=0.5)
     task_writer: RoleConfig = RoleConfig(temperature=0.8, top_p=0.95, max_tokens=1024, frequency_penalty=0.5)
@@ -155,6 +152,10 @@ class RolesConfig(Strict):
         temperature=0.3, top_p=0.95, max_tokens=512, frequency_penalty=0.3, parallel_tool_calls=False
     )
     critic: RoleConfig = RoleConfig(temperature=0.0, top_p=1.0, max_tokens=512)
+
+
+# one list of roles: vocab.ROLES names them, this config gives each its settings
+assert tuple(RolesConfig.model_fields) == ROLES, "config.RolesConfig must have one field per vocab.ROLES role"
 
 
 POLICY_ENDPOINT = "policy"
@@ -207,7 +208,7 @@ class LLMConfig(Strict):
 
     def used_endpoints(self) -> set[str]:
         """The endpoints some role talks to (not the agent's when llm.policy serves it)."""
-        return {getattr(self.roles, r).endpoint for r in ROLE_NAMES if not (r == "agent" and self.policy.enabled)}
+        return {getattr(self.roles, r).endpoint for r in ROLES if not (r == "agent" and self.policy.enabled)}
 
     def uses_embedded(self) -> bool:
         """Some role talks to the embedded server, so worldsmith starts it."""
@@ -236,7 +237,7 @@ class LLMConfig(Strict):
 
     @model_validator(mode="after")
     def _roles_name_known_endpoints(self) -> LLMConfig:
-        for role in ROLE_NAMES:
+        for role in ROLES:
             name = getattr(self.roles, role).endpoint
             if name not in self.endpoints:
                 raise ValueError(
@@ -468,11 +469,9 @@ class JudgeConfig(Strict):
     # the LLM critic (judge criteria, K2 rubrics, score); off in the CPU default: SmolLM2 as critic agreed with the
     # deterministic checks at kappa 0.0 (it passed everything, README), so it must not decide what is kept
     critic: bool = False
-    statuses: list[Literal["finished", "max_turns", "max_tool_calls", "max_tokens"]] = Field(
-        default_factory=lambda: ["finished"], min_length=1
-    )
+    statuses: list[Literal["finished", EndedByLimit]] = Field(default_factory=lambda: ["finished"], min_length=1)
     require_deterministic: bool = True  # every state / call / answer criterion passes
-    reject_hacks: list[Literal[HACK_KINDS]] = Field(default_factory=lambda: list(HACK_KINDS))  # type: ignore[valid-type]
+    reject_hacks: list[HackKind] = Field(default_factory=lambda: list(HACK_KINDS))
     min_critic_score: Annotated[int, Field(ge=0, le=10)] = 6  # 0: the score does not matter
     # the task's `judge` criteria pass by the critic (with the critic off: true drops every task that has one)
     require_judge_criteria: bool = False

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from worldsmith.vocab import CriterionKind, FieldType, StateOp, ToolAction, TrajectoryStatus
+from worldsmith.vocab import EXECUTED_ACTIONS, CriterionKind, FieldType, HackKind, StateOp, ToolAction, TrajectoryStatus
 
 
 def utcnow() -> datetime:
@@ -115,9 +115,13 @@ class ToolBinding(Part):
     action: ToolAction
     key_param: str | None = None  # get, update, delete: the parameter that names the record
     params: dict[str, str] = Field(default_factory=dict)  # parameter -> field: list filters, create/update values
-    fixed: dict[str, Any] = Field(
-        default_factory=dict
-    )  # field -> value the tool always sets (update) or filters on (list)
+    # field -> value the tool always sets (update) or filters on (list)
+    fixed: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def executed(self) -> bool:
+        """Whether code runs this tool on the world state (else the LLM tool simulator plays it)."""
+        return self.action in EXECUTED_ACTIONS
 
 
 class ToolSpec(Record):
@@ -132,7 +136,7 @@ class ToolSpec(Record):
     description: str
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None = None
-    annotations: dict[str, Any] = Field(default_factory=dict)
+    annotations: dict[str, Any] = Field(default_factory=dict)  # MCP's ToolAnnotations, as the server sent them
     source: Literal["mcp", "evolved", "seed"]
     server: str | None = None
     category: str | None = None
@@ -142,6 +146,11 @@ class ToolSpec(Record):
     extra: dict[str, Any] = Field(default_factory=dict)  # provenance: package version, protocol, entities ...
     binding: ToolBinding | None = None  # executable semantics in a world (synthetic tools); None: simulated or real
     created_at: datetime = Field(default_factory=utcnow)
+
+    @property
+    def hints(self) -> ToolAnnotations:
+        """The MCP annotations, typed (a hint the server did not send is None)."""
+        return ToolAnnotations.model_validate(self.annotations)
 
     @staticmethod
     def make_id(name: str, description: str, input_schema: dict, output_schema: dict | None, server: str | None) -> str:
@@ -199,9 +208,8 @@ class CollectionSpec(Part):
     key: str  # the key field ("order_id"), values like "ord-1042"
     id_prefix: str  # "ord"
     fields: list[FieldSpec]
-    transitions: dict[str, dict[str, list[str]]] = Field(
-        default_factory=dict
-    )  # enum field -> value -> values it may become
+    # enum field -> value -> values it may become
+    transitions: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
 
 
 class PolicyRule(Part):
@@ -465,7 +473,7 @@ class CriterionResult(Part):
     machine-checked criterion (for the agreement figures)."""
 
     criterion_id: str
-    kind: str  # a vocab.CRITERION_KINDS kind
+    kind: CriterionKind
     description: str
     passed: bool | None  # None: the critic gave no answer
     evidence: str | None = None
@@ -475,7 +483,7 @@ class CriterionResult(Part):
 
 
 class HackFinding(Part):
-    kind: str  # a vocab.HACK_KINDS kind
+    kind: HackKind
     evidence: str
 
 
@@ -513,9 +521,8 @@ class Verdict(Record):
     faults: int = 0
     faults_handled: bool | None = None  # None: no fault was injected
     passed: bool
-    reasons: list[str] = Field(
-        default_factory=list
-    )  # why it failed: criterion:c2, hack:unbacked_claim, critic_score, status:error ...
+    # why it failed: criterion:c2, hack:unbacked_claim, critic_score, status:error ...
+    reasons: list[str] = Field(default_factory=list)
     created_at: datetime = Field(default_factory=utcnow)
 
 

@@ -51,12 +51,10 @@ class Stage:
     run: Callable[..., Counts]  # run(ctx, shard=None) -> counts
     section: str  # the config section whose `enabled` switches the stage
     splits_by: tuple[type[Record], str] | None = None  # shards of these input records, by this field
-    totals: frozenset[str] = (
-        frozenset()
-    )  # counts that are run totals, not per-shard amounts ("drop:" = every key so prefixed)
-    stats: Mapping[str, str] = field(
-        default_factory=dict
-    )  # titled SQL for `worldsmith <name> stats` ($run = the run id)
+    # counts that are run totals, not per-shard amounts ("drop:" = every key so prefixed)
+    totals: frozenset[str] = frozenset()
+    # titled SQL for `worldsmith <name> stats` ($run = the run id)
+    stats: Mapping[str, str] = field(default_factory=dict)
 
     def enabled(self, cfg: PipelineConfig) -> bool:
         return bool(getattr(getattr(cfg, self.section, None), "enabled", True))

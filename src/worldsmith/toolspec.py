@@ -92,8 +92,8 @@ def tool_view(t: ToolSpec) -> dict[str, Any]:
     return {
         "name": t.name,
         "description": t.description,
-        "destructive": bool(t.annotations.get("destructiveHint")),
-        "read_only": bool(t.annotations.get("readOnlyHint")),
+        "destructive": bool(t.hints.destructiveHint),
+        "read_only": bool(t.hints.readOnlyHint),
         "input_schema": t.input_schema,
     }
 

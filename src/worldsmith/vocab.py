@@ -11,7 +11,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
+
+# --------------------------------------------------------------------------- model roles
+
+# each names its endpoint and sampling in `llm.roles` (config.RolesConfig has one field per role)
+Role = Literal["tool_evolver", "task_writer", "user_sim", "tool_sim", "agent", "critic"]
+ROLES: tuple[str, ...] = get_args(Role)
+EPISODE_ROLES: tuple[str, ...] = ("agent", "user_sim", "tool_sim")  # the models that play an episode
 
 # --------------------------------------------------------------------------- faults
 
@@ -76,8 +83,6 @@ FAULTS: dict[str, FaultKind] = {
     )
 }
 FAULT_KINDS: tuple[str, ...] = tuple(FAULTS)
-NETWORK_FAULTS: tuple[str, ...] = tuple(k for k, f in FAULTS.items() if f.family == "network")
-DATA_FAULTS: tuple[str, ...] = tuple(k for k, f in FAULTS.items() if f.family == "data")
 FORCED_FAULT = "transient_error"  # what an error_recovery task's first call meets
 
 
@@ -111,27 +116,24 @@ FIELD_FORMATS: tuple[str, ...] = (
     "sentence",
     "label",
 )
-ToolAction = Literal["get", "list", "create", "update", "delete", "custom"]
-EXECUTED_ACTIONS: tuple[str, ...] = ("get", "list", "create", "update", "delete")  # run by code on the world state
-WRITE_ACTIONS: tuple[str, ...] = ("create", "update", "delete")
+ReadAction = Literal["get", "list"]
+WriteAction = Literal["create", "update", "delete"]
+# `custom`: a verb beyond CRUD, which code does not run (the LLM tool simulator plays it)
+ToolAction = Literal[ReadAction, WriteAction, "custom"]
+READ_ACTIONS: tuple[str, ...] = get_args(ReadAction)
+WRITE_ACTIONS: tuple[str, ...] = get_args(WriteAction)
+EXECUTED_ACTIONS: tuple[str, ...] = READ_ACTIONS + WRITE_ACTIONS  # run by code on the world state
 
 # --------------------------------------------------------------------------- rubrics and the judge
 
-CriterionKind = Literal["state", "call", "answer", "judge"]
-CRITERION_KINDS: tuple[str, ...] = ("state", "call", "answer", "judge")
-MACHINE_KINDS: tuple[str, ...] = ("state", "call", "answer")  # checked by code; `judge` only by the critic
+MachineKind = Literal["state", "call", "answer"]  # checked by code
+CriterionKind = Literal[MachineKind, "judge"]  # `judge`: only the critic can check it
+MACHINE_KINDS: tuple[str, ...] = get_args(MachineKind)
 # `unchanged_except`: every record of a collection but the listed keys is as it was, and none was added (a guard)
-STATE_OPS: tuple[str, ...] = ("equals", "not_equals", "exists", "absent", "contains", "gte", "lte", "unchanged_except")
 StateOp = Literal["equals", "not_equals", "exists", "absent", "contains", "gte", "lte", "unchanged_except"]
 
 HackKind = Literal["unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool", "garbled_reply"]
-HACK_KINDS: tuple[str, ...] = (
-    "unbacked_claim",
-    "fabricated_tool_output",
-    "fabricated_value",
-    "unknown_tool",
-    "garbled_reply",
-)
+HACK_KINDS: tuple[str, ...] = get_args(HackKind)
 
 # refusal: the user asks for what the world's rules forbid; the right outcome is that nothing changes
 DIFFICULTIES: tuple[str, ...] = (
@@ -146,8 +148,9 @@ DIFFICULTIES: tuple[str, ...] = (
 
 # --------------------------------------------------------------------------- episodes
 
-TrajectoryStatus = Literal["finished", "max_turns", "max_tool_calls", "max_tokens", "error"]
-ENDED_BY_LIMIT: tuple[str, ...] = ("max_turns", "max_tool_calls", "max_tokens")
+EndedByLimit = Literal["max_turns", "max_tool_calls", "max_tokens"]
+TrajectoryStatus = Literal["finished", EndedByLimit, "error"]
+TRAJECTORY_STATUSES: tuple[str, ...] = get_args(TrajectoryStatus)
 # the longest text turn the agent may write in constrained mode (a reply that long was cut, mid-word)
 MAX_REPLY_CHARS = 400
 

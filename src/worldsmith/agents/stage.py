@@ -33,7 +33,7 @@ VOICE_SCHEMA = {
 
 def world_of(core: list[ToolSpec]) -> str | None:
     """The world most of the bundle's bound tools act on."""
-    worlds = Counter(t.binding.world_id for t in core if t.binding is not None and t.binding.action != "custom")
+    worlds = Counter(t.binding.world_id for t in core if t.binding is not None and t.binding.executed)
     return worlds.most_common(1)[0][0] if worlds else None
 
 
@@ -102,7 +102,7 @@ async def make_agents(ctx: RunContext, shard: Shard | None = None) -> dict[str, 
             kept = voice_fits(r.data["role"], r.data["guidelines"], world, domain) if r.ok else None
             if kept is not None:
                 role, guidelines, source = " ".join(r.data["role"].split()), kept, "llm"
-        confirm = sorted(t.name for t in core if t.annotations.get("destructiveHint")) if strictness == "strict" else []
+        confirm = sorted(t.name for t in core if t.hints.destructiveHint) if strictness == "strict" else []
         policies = Policies(
             role=role,
             confirm_before=confirm,

@@ -38,7 +38,7 @@ from worldsmith.config import ExportConfig
 from worldsmith.dedup import MinHashIndex, word_shingles
 from worldsmith.export.formats import FORMATS, Jsonl, Parquet
 from worldsmith.records import Agent, SFTExample, Task, ToolSpec, Trajectory, Verdict, content_id
-from worldsmith.vocab import SPLITS, strip_end_tokens
+from worldsmith.vocab import EXPORT_CARD, SPLITS, strip_end_tokens
 
 DEFAULT_FORMATS: tuple[str, ...] = tuple(ExportConfig().formats)  # the config's default, for callers without one
 
@@ -262,7 +262,7 @@ class ExportWriter:
         for fmt in self.formats:
             fmt.finish()
         self.close()
-        (self.tmp / "README.md").write_text(card)
+        (self.tmp / EXPORT_CARD).write_text(card)
         out = self.out
         old = out.with_name(out.name + ".old")
         shutil.rmtree(old, ignore_errors=True)
@@ -270,7 +270,7 @@ class ExportWriter:
             out.rename(old)
         self.tmp.rename(out)
         shutil.rmtree(old, ignore_errors=True)
-        return {**{fmt.name: out / fmt.folder for fmt in self.formats}, "card": out / "README.md"}
+        return {**{fmt.name: out / fmt.folder for fmt in self.formats}, "card": out / EXPORT_CARD}
 
     def close(self) -> None:
         self._files.close()

@@ -9,11 +9,12 @@ machine-checkable by construction. Irrelevance tasks get a schema with no expect
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from worldsmith.jsonschemas import embed_schema
 from worldsmith.records import Agent, Criterion, Rubric, Task, ToolSpec
 from worldsmith.toolspec import tool_view
+from worldsmith.vocab import StateOp
 
 SCALAR = {"type": ["string", "number", "boolean"]}
 
@@ -120,7 +121,7 @@ def task_schema(tools: list[ToolSpec], entities: list[str], difficulty: str) -> 
                     "type": "object",
                     "properties": {
                         "pointer": {"type": "string", "maxLength": 80},
-                        "op": {"enum": ["equals", "not_equals", "exists", "absent", "contains", "gte", "lte"]},
+                        "op": {"enum": [op for op in get_args(StateOp) if op != "unchanged_except"]},  # guards: code
                         "value": SCALAR,
                     },
                     "required": ["pointer", "op", "value"],
@@ -178,7 +179,7 @@ def build_rubric(data: dict[str, Any], agent: Agent, tools: list[ToolSpec], diff
         return f"c{len(criteria) + 1}"
 
     ordered = difficulty == "dependent_calls"
-    read_only = {t.name for t in tools if t.annotations.get("readOnlyHint")}
+    read_only = {t.name for t in tools if t.hints.readOnlyHint}
     for i, call in enumerate(data["expected_calls"]):
         if data["state_checks"] and call["name"] not in read_only and not ordered:
             continue  # the end state verifies what a write did: one exact path is not demanded on top
@@ -196,7 +197,7 @@ def build_rubric(data: dict[str, Any], agent: Agent, tools: list[ToolSpec], diff
     expected = {c["name"] for c in data["expected_calls"]}
     # a destructive tool the user never asked for must not be called (derived, always checkable)
     for t in tools:
-        if t.annotations.get("destructiveHint") and t.name not in expected:
+        if t.hints.destructiveHint and t.name not in expected:
             criteria.append(
                 Criterion(
                     criterion_id=cid(),

@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 from worldsmith.records import CollectionSpec, FieldSpec, ToolBinding, World
+from worldsmith.vocab import READ_ACTIONS
 from worldsmith.worldmodel.schema import a_an
 
 JSON_TYPES = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
@@ -68,7 +69,7 @@ def output_schema(world: World, b: ToolBinding) -> dict[str, Any]:
 
 
 def annotations(b: ToolBinding) -> dict[str, Any]:
-    read_only = b.action in ("get", "list")
+    read_only = b.action in READ_ACTIONS
     return {
         "readOnlyHint": read_only,
         "destructiveHint": b.action == "delete" or (b.action == "update" and bool(b.fixed)),

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any
 
 from worldsmith.config import FaultsConfig
+from worldsmith.records import ToolAnnotations
 from worldsmith.vocab import FAULT_KINDS, FAULTS, FORCED_FAULT
 
 
@@ -24,10 +24,8 @@ class ToolTraits:
     shapes_lists: bool = False  # executed by code and returns a list: partial and empty results cut it
 
 
-def traits(annotations: dict[str, Any], simulated: bool = True, shapes_lists: bool = False) -> ToolTraits:
-    return ToolTraits(
-        bool(annotations.get("openWorldHint")), bool(annotations.get("readOnlyHint")), simulated, shapes_lists
-    )
+def traits(hints: ToolAnnotations, simulated: bool = True, shapes_lists: bool = False) -> ToolTraits:
+    return ToolTraits(bool(hints.openWorldHint), bool(hints.readOnlyHint), simulated, shapes_lists)
 
 
 class FaultInjector:

@@ -65,7 +65,7 @@ def ground_tools(
     for tool in toolset.tools:
         spec = toolset.by_name[tool["function"]["name"]]
         b = spec.binding
-        world = worlds.get(b.world_id) if b is not None and b.action != "custom" else None
+        world = worlds.get(b.world_id) if b is not None and b.executed else None
         if world is None:
             out.append(tool)
             continue

@@ -151,7 +151,7 @@ def cut_list(result: Any, fault: str) -> Any:
 
 
 def is_read_only(spec: ToolSpec) -> bool:
-    return bool(spec.annotations.get("readOnlyHint"))
+    return bool(spec.hints.readOnlyHint)
 
 
 def result_schema(spec: ToolSpec) -> dict[str, Any]:
@@ -265,10 +265,10 @@ class ToolRunner:
             )
         real = self.real is not None and spec.source == "mcp" and self.real.handles(spec.server)
         b = spec.binding
-        schema = self.worlds.get(b.world_id) if b is not None and b.action != "custom" else None
+        schema = self.worlds.get(b.world_id) if b is not None and b.executed else None
         kind, forced = faults.draw(
             traits(
-                spec.annotations,
+                spec.hints,
                 simulated=not real and schema is None,
                 shapes_lists=schema is not None and b.action == "list",
             )
