@@ -10,10 +10,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conversations import conversation_problems
 from test_rollouts import CANCEL_PATCH, ScriptedClient, cfg, run, user_says
 from worlds import cancel_task, order_agent, order_tools
 
-from worldsmith.chat import conversation_problems
 from worldsmith.config import ExportConfig, JudgeConfig
 from worldsmith.export.sft import build_examples, dataset_card, sft_messages, validation_agents, write_export
 from worldsmith.judge.stage import decide

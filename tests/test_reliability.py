@@ -714,9 +714,9 @@ def test_unreadable_json_is_a_parse_failure_not_a_crash(text):
 
 
 def test_an_episode_that_raises_is_an_error_trajectory_and_the_stage_goes_on(tmp_path):
+    from conversations import conversation_problems
     from test_rollouts import ScriptedClient
 
-    from worldsmith.chat import conversation_problems
     from worldsmith.rollouts.stage import make_rollouts
 
     class Breaks(ScriptedClient):  # raises while the agent's tool call waits for its reply

@@ -16,16 +16,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conversations import conversation_problems
 from worlds import STATE, cancel_task, order_agent, order_tools
 
-from worldsmith.chat import conversation_problems
 from worldsmith.config import FaultsConfig, RolloutsConfig, validate_config
 from worldsmith.llm import Prompts, UsageMeter
 from worldsmith.llm.client import LLMResult
 from worldsmith.records import FaultEvent, Trajectory
 from worldsmith.rollouts.episode import Episode, run_episode
 from worldsmith.rollouts.user import user_view, with_token
-from worldsmith.vocab import FAULT_KINDS, NETWORK_FAULTS, STOP
+from worldsmith.vocab import FAULT_KINDS, FAULTS, STOP
 from worldsmith.worldmodel.faults import FaultInjector, ToolTraits
 from worldsmith.worldmodel.runner import SimulatorFailure, ToolRunner, sim_schema, state_paths
 from worldsmith.worldmodel.state import PatchRejected, World, apply_patch, replay
@@ -266,7 +266,7 @@ def test_faults_only_hit_the_tools_they_fit():
     kinds = {inj.draw(closed_write)[0] for _ in range(300)}
     assert kinds == {"edge_case", None}  # no network fault on a closed-world tool, no partial/empty on a write
     kinds = {inj.draw(real_open)[0] for _ in range(300)}
-    assert kinds == {*NETWORK_FAULTS, None}  # a real execution only meets network faults
+    assert kinds == {*(k for k, f in FAULTS.items() if f.family == "network"), None}  # real execution: network only
     forced = FaultInjector(FaultsConfig(enabled=False), 5, force_first=True)
     assert forced.draw(closed_write) == ("transient_error", True) and forced.draw(closed_write) == (None, False)
 

@@ -12,17 +12,8 @@ from worldsmith.bundles.graph import build_graph, coverage, sample_bundles
 from worldsmith.config import BundleConfig
 from worldsmith.records import ToolSpec
 from worldsmith.tools.dedup import NearDuplicateIndex
-from worldsmith.toolspec import (
-    ToolNameMap,
-    ValidationLimits,
-    check_spec,
-    from_mcp,
-    from_openai_tool,
-    normalize,
-    openai_name,
-    to_mcp,
-    to_openai_tool,
-)
+from worldsmith.toolspec import ValidationLimits, check_spec, from_mcp, normalize, openai_name, to_openai_tool
+from worldsmith.worldmodel.toolset import ToolSet
 
 REF_SCHEMA = {
     "type": "object",
@@ -55,15 +46,15 @@ def test_names_become_valid_openai_names_and_map_back(name):
     alias = openai_name(name)
     assert len(alias) <= 64 and all(c.isalnum() or c in "_-" for c in alias)
     spec = from_mcp(mcp_tool(name=name), server="s")
-    names = ToolNameMap.build([name])
-    back = from_openai_tool(to_openai_tool(spec), names)
-    assert back["name"] == name
+    offered = ToolSet.build([spec])
+    assert offered.by_name[offered.tools[0]["function"]["name"]].name == name
 
 
 def test_valid_names_are_kept_and_aliases_do_not_collide():
     assert openai_name("get_time") == "get_time"
-    m = ToolNameMap.build(["a.b", "a_b", "a b"])
-    assert len(set(m.to_openai.values())) == 3
+    offered = ToolSet.build([from_mcp(mcp_tool(name=n), server="s") for n in ("a.b", "a_b", "a b")])
+    assert len({t["function"]["name"] for t in offered.tools}) == 3
+    assert sorted(s.name for s in offered.by_name.values()) == ["a b", "a.b", "a_b"]
 
 
 def test_ref_defs_anyof_survive_the_round_trip():
@@ -76,8 +67,7 @@ def test_ref_defs_anyof_survive_the_round_trip():
     assert check_spec(spec) is None
     tool = to_openai_tool(spec)
     assert tool["function"]["parameters"] == REF_SCHEMA  # not flattened, not rewritten
-    assert from_openai_tool(tool)["inputSchema"] == REF_SCHEMA
-    assert to_mcp(spec)["outputSchema"] == {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    assert spec.output_schema == {"type": "object", "properties": {"ok": {"type": "boolean"}}}
 
 
 def test_missing_type_is_made_explicit_for_openai_only():
@@ -85,7 +75,7 @@ def test_missing_type_is_made_explicit_for_openai_only():
     spec = from_mcp(mcp_tool(schema=schema), server="s")
     assert check_spec(spec) is None
     assert to_openai_tool(spec)["function"]["parameters"] == {"type": "object", "properties": {"q": {"type": "string"}}}
-    assert spec.input_schema == schema and to_mcp(spec)["inputSchema"] == schema
+    assert spec.input_schema == schema
 
 
 def test_annotations_and_ids():

@@ -21,7 +21,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
@@ -98,37 +98,6 @@ def tool_view(t: ToolSpec) -> dict[str, Any]:
     }
 
 
-@dataclass
-class ToolNameMap:
-    """OpenAI name <-> original name, for one bundle of tools (aliases must not collide)."""
-
-    to_openai: dict[str, str] = field(default_factory=dict)
-    to_original: dict[str, str] = field(default_factory=dict)
-
-    @classmethod
-    def build(cls, names: Iterable[str]) -> ToolNameMap:
-        m = cls()
-        for name in names:
-            alias = openai_name(name)
-            n = 1
-            while alias in m.to_original and m.to_original[alias] != name:
-                n += 1
-                alias = f"{openai_name(name)[:60]}_{n}"
-            m.to_openai[name], m.to_original[alias] = alias, name
-        return m
-
-
-def from_openai_tool(tool: dict[str, Any], names: ToolNameMap | None = None) -> dict[str, Any]:
-    """Back to an MCP tool object (name restored through the map when given)."""
-    fn = tool["function"]
-    name = names.to_original.get(fn["name"], fn["name"]) if names else fn["name"]
-    return {
-        "name": name,
-        "description": fn.get("description", ""),
-        "inputSchema": fn.get("parameters", {"type": "object"}),
-    }
-
-
 def from_mcp(
     tool: dict[str, Any],
     *,
@@ -167,15 +136,6 @@ def from_mcp(
         domain=domain,
         extra=extra,
     )
-
-
-def to_mcp(spec: ToolSpec) -> dict[str, Any]:
-    tool: dict[str, Any] = {"name": spec.name, "description": spec.description, "inputSchema": spec.input_schema}
-    if spec.output_schema is not None:
-        tool["outputSchema"] = spec.output_schema
-    if spec.annotations:
-        tool["annotations"] = spec.annotations
-    return tool
 
 
 # ------------------------------------------------------------------ validation

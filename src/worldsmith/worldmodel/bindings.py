@@ -164,10 +164,6 @@ def binding_for(world: World, c: CollectionSpec, action: str) -> ToolBinding | N
     return None
 
 
-# for each collection in turn: a lookup, a change, then the rest; a domain's first tools are a usable pair
-ACTION_ORDER = ("get", "update", "list", "create", "delete")
-
-
 def plan_bindings(world: World, n: int) -> list[ToolBinding]:
     """The first `n` tools of a world: get and update on the first collection, then on the
     next, then lists, creates and deletes; never the same binding twice."""

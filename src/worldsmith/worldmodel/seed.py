@@ -85,10 +85,6 @@ ADJECTIVES = (
 )
 
 
-def key_of(c: CollectionSpec, record: dict[str, Any]) -> Any:
-    return record.get(c.key)
-
-
 def next_key(c: CollectionSpec, records: list[dict[str, Any]]) -> str:
     """The key the next created record gets: one past the highest number used (deterministic)."""
     numbers = []

@@ -1,4 +1,4 @@
-"""Checks on OpenAI chat-format conversations (what trajectories and SFT examples hold)."""
+"""The tests' check on OpenAI chat-format conversations (what trajectories and SFT examples hold)."""
 
 from __future__ import annotations
 
