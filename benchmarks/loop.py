@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from worldsmith import pipeline  # noqa: E402
 from worldsmith.config import load_config  # noqa: E402
 from worldsmith.evaluate import evaluate_models  # noqa: E402
-from worldsmith.evaluate.stage import EvalModel, VoidEval  # noqa: E402
+from worldsmith.evaluate.play import EvalModel, VoidEval  # noqa: E402
 from worldsmith.finetune.loop import finetune_paths, train  # noqa: E402
 from worldsmith.summary import print_summary  # noqa: E402
 

@@ -291,7 +291,7 @@ def evaluate(
     """The run's held-out tasks with the fine-tuned model (default: this config's `make finetune` output) and the
     base model as the agent policy."""
     from worldsmith.evaluate import evaluate_models
-    from worldsmith.evaluate.stage import eval_plan
+    from worldsmith.evaluate.play import eval_plan
 
     cfg, root = load_config(config_path, overrides or [])
     models, source = eval_plan(cfg, root, run_id, model_path, dataset)

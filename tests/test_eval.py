@@ -21,7 +21,7 @@ from worlds import cancel_task, order_agent, order_tools
 
 from worldsmith.config import ConfigError, ExportConfig, JudgeConfig, validate_config
 from worldsmith.evaluate import EvalModel, held_out_tasks, model_scores, pass_hat_k
-from worldsmith.evaluate.stage import (
+from worldsmith.evaluate.play import (
     VoidEval,
     check_servable,
     eval_config,
@@ -339,7 +339,7 @@ def test_finetune_then_eval_serves_the_new_model_with_vllm(tmp_path, project_roo
 
 
 def test_eval_plan_defaults_to_the_runs_finetune_output_and_its_dataset(tmp_path):
-    from worldsmith.evaluate.stage import eval_plan
+    from worldsmith.evaluate.play import eval_plan
 
     cfg = validate_config({"finetune": {"name": "ft"}})
     models, source = eval_plan(cfg, tmp_path)

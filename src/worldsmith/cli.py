@@ -269,7 +269,7 @@ def eval_(
 ) -> None:
     """Play the run's held-out tasks with the model as the agent policy (and the base model), judge them, compare."""
     from worldsmith.evaluate import evaluate_models
-    from worldsmith.evaluate.stage import comparison_rows, eval_plan
+    from worldsmith.evaluate.play import comparison_rows, eval_plan
     from worldsmith.llm.client import ServerUnavailable
     from worldsmith.llm.server import ServerError
 

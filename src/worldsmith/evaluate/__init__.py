@@ -9,6 +9,6 @@ other, and its figures (pass rate, pass^k, tool-call validity) are one `ModelEva
 in the source run, so `worldsmith query "SELECT * FROM evals"` compares models.
 """
 
-from worldsmith.evaluate.stage import EvalModel, evaluate_models, held_out_tasks, model_scores, pass_hat_k
+from worldsmith.evaluate.play import EvalModel, evaluate_models, held_out_tasks, model_scores, pass_hat_k
 
 __all__ = ["EvalModel", "evaluate_models", "held_out_tasks", "model_scores", "pass_hat_k"]

@@ -230,6 +230,10 @@ def malformed_tool_call(text: str) -> bool:
     return any(m in text for m in MALFORMED_TOOL_CALL_MARKERS)
 
 
+# the failure kinds of `_classify` that say the server did not answer (not what the model wrote)
+TRANSPORT_FAILURES = ("timeout", "connection", "http")
+
+
 def _classify(exc: Exception) -> tuple[str, str, bool]:
     """(kind, reason, retryable) for an exception from the openai client."""
     if isinstance(exc, openai.APITimeoutError):

@@ -15,15 +15,15 @@ from collections import Counter
 from typing import Any
 
 from worldsmith.context import RunContext
+from worldsmith.llm.client import TRANSPORT_FAILURES
 from worldsmith.mcp.executor import RealExecutor
 from worldsmith.progress import LiveProgress
 from worldsmith.records import Agent, Task, ToolSpec, Trajectory, World, content_id
 from worldsmith.rollouts.episode import Episode, run_episode
 from worldsmith.rollouts.stats import SECTIONS
 from worldsmith.stage import Shard, Stage, holds
+from worldsmith.vocab import TRAJECTORY_STATUSES
 from worldsmith.worldmodel.toolset import ToolSet
-
-TRANSPORT_FAILURES = ("timeout", "connection", "http")
 
 
 def trajectory_id_for(task_id: str, sample: int, run_seed: int) -> str:

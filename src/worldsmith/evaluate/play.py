@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from worldsmith.config import PipelineConfig, PolicyConfig, data_dir
-from worldsmith.llm.client import malformed_tool_call
+from worldsmith.llm.client import TRANSPORT_FAILURES, malformed_tool_call
 from worldsmith.records import Agent, ModelEval, Task, ToolSpec, Trajectory, Verdict, World, content_id
-from worldsmith.rollouts.stage import TRANSPORT_FAILURES
 from worldsmith.rubric import arguments_match
 from worldsmith.store import RunStore
 from worldsmith.vocab import export_jsonl
