@@ -27,16 +27,16 @@ from jsonpointer import EndOfList, JsonPointer, JsonPointerException
 from worldsmith.answers import agent_texts, mentions
 from worldsmith.records import Criterion, CriterionResult, Task, Trajectory
 
-_MISSING = object()
+MISSING = object()  # what `resolve` returns where a pointer names nothing (None is a value)
 
 
 def resolve(state: Any, pointer: str) -> Any:
-    """The value at `pointer`, or _MISSING."""
+    """The value at `pointer`, or MISSING."""
     try:
         value = JsonPointer(pointer).resolve(state)
     except (JsonPointerException, TypeError, KeyError, IndexError):
-        return _MISSING
-    return _MISSING if isinstance(value, EndOfList) else value  # "/list/-" names no element
+        return MISSING
+    return MISSING if isinstance(value, EndOfList) else value  # "/list/-" names no element
 
 
 def pointer_problem(pointer: str | None) -> str | None:
@@ -125,8 +125,8 @@ def check_record(criterion: Criterion, state: Any, initial: Any = None) -> tuple
         return record is not None, f"{c} {criterion.key}: " + ("present" if record is not None else "missing")
     if record is None:
         return False, f"{c} {criterion.key}: missing"
-    found = record if criterion.field is None else record.get(criterion.field, _MISSING)
-    if criterion.field is not None and found is _MISSING:
+    found = record if criterion.field is None else record.get(criterion.field, MISSING)
+    if criterion.field is not None and found is MISSING:
         return False, f"{c} {criterion.key}.{criterion.field}: missing"
     if criterion.op == "equals":
         if criterion.field is None and isinstance(found, dict) and isinstance(criterion.value, dict):
@@ -152,13 +152,13 @@ def check_state(criterion: Criterion, state: Any, initial: Any = None) -> tuple[
     if criterion.collection:
         return check_record(criterion, state, initial)
     found = resolve(state, criterion.pointer or "")
-    shown = "missing" if found is _MISSING else json.dumps(found, default=str)[:200]
+    shown = "missing" if found is MISSING else json.dumps(found, default=str)[:200]
     op, want = criterion.op, criterion.value
     if op == "exists":
-        ok = found is not _MISSING
+        ok = found is not MISSING
     elif op == "absent":
-        ok = found is _MISSING
-    elif found is _MISSING:
+        ok = found is MISSING
+    elif found is MISSING:
         ok = False
     elif op == "equals":
         ok = _eq(found, want)
@@ -353,7 +353,7 @@ def check_writes(task: Task, traj: Trajectory) -> tuple[bool, str] | None:
                 wrong = {
                     f: v
                     for f, v in new.items()
-                    if not _eq(v, (old or {}).get(f, _MISSING)) and not _eq(v, want.get(f, _MISSING))
+                    if not _eq(v, (old or {}).get(f, MISSING)) and not _eq(v, want.get(f, MISSING))
                 }
                 if wrong:
                     return False, (

@@ -27,7 +27,7 @@ from jsonpointer import JsonPointer
 from referencing.exceptions import Unresolvable
 
 from worldsmith.records import Task, ToolSpec
-from worldsmith.rubric import _MISSING, check_state, parent_pointer, pointer_problem, resolve
+from worldsmith.rubric import MISSING, check_state, parent_pointer, pointer_problem, resolve
 from worldsmith.vocab import MACHINE_KINDS
 
 
@@ -96,7 +96,7 @@ def validate_task(task: Task, tools: dict[str, ToolSpec], max_state_bytes: int =
                 return "bad_pointer", f"criterion {c.criterion_id}: {problem[:300]}"
             parent = parent_pointer(c.pointer)
             holder = resolve(task.initial_state, parent) if parent else task.initial_state
-            if holder is _MISSING:
+            if holder is MISSING:
                 return (
                     "bad_pointer",
                     f"criterion {c.criterion_id}: {_shown(parent)} does not exist in the initial state",
@@ -107,7 +107,7 @@ def validate_task(task: Task, tools: dict[str, ToolSpec], max_state_bytes: int =
                     f"criterion {c.criterion_id}: {_shown(parent)} is {json.dumps(holder)[:40]}, "
                     "not an object or a list",
                 )
-            if c.op in ("absent", "gte", "lte", "contains") and resolve(task.initial_state, c.pointer) is _MISSING:
+            if c.op in ("absent", "gte", "lte", "contains") and resolve(task.initial_state, c.pointer) is MISSING:
                 return (
                     "bad_pointer",
                     f"criterion {c.criterion_id}: {_shown(c.pointer)} ({c.op}) does not exist in the initial state",
