@@ -226,38 +226,6 @@ def test_the_gold_episode_passes_and_a_wrong_cancellation_is_caught_by_the_guard
     assert decide(cfg, without_guard, both, None).reasons == ["criterion:state:writes"]
 
 
-def test_a_wrong_write_undone_later_fails_though_the_end_state_is_the_goal():
-    """Judge hole (seen in a CPU run: an account suspended, then set active as asked): the end
-    state equals the gold one, but the detour is not something an SFT example should teach."""
-    for seed in range(80):
-        d = sample_blueprint(WORLD, [BY_NAME["update_order_status"]], "single_call", seed)
-        target = d.steps[0].arguments["order_id"]
-        start = next(o["status"] for o in d.initial["orders"] if o["order_id"] == target)
-        if start == "pending" and d.steps[0].arguments["status"] == "cancelled":
-            break
-    else:
-        raise AssertionError("no pending -> cancelled draft in 80 seeds")
-    task = _task(d)
-    cfg = JudgeConfig(critic=False, require_judge_criteria=False)
-    detour = _trajectory(
-        task,
-        [
-            ("update_order_status", {"order_id": target, "status": "confirmed"}),
-            ("update_order_status", {"order_id": target, "status": "cancelled"}),
-        ],
-        f"Order {target} is cancelled.",
-    )
-    v = decide(cfg, task, detour, None)
-    assert v.reasons == ["criterion:state:writes"], v.reasons
-    evidence = next(r.evidence for r in v.criteria if r.criterion_id == "writes")
-    assert "write 1 (update_order_status)" in evidence and "confirmed" in evidence and "cancelled" in evidence
-    direct = _trajectory(
-        task, [("update_order_status", {"order_id": target, "status": "cancelled"})], f"Order {target} is cancelled."
-    )
-    result = next(r for r in decide(cfg, task, direct, None).criteria if r.criterion_id == "writes")
-    assert result.passed and result.evidence.startswith("1 write(s)")
-
-
 def test_a_refusal_passes_when_nothing_changes_and_fails_when_the_agent_obeys():
     for seed in range(20):
         try:
@@ -359,22 +327,3 @@ def test_a_read_after_a_write_needs_its_own_call():
     unread = _trajectory(task, [("update_order_status", write.arguments)], reply)
     verdict = decide(cfg, task, unread, None)
     assert not verdict.passed and "criterion:call" in " ".join(verdict.reasons)
-
-
-def test_a_write_in_a_task_that_changes_nothing_fails_even_when_it_changed_nothing():
-    """Judge hole a CPU run showed: asked for a repository's name, the agent also called two updates that set the
-    values the record already had; the end state and every guard held, and the episode was kept."""
-    tools = [BY_NAME["get_order"], BY_NAME["update_order_status"]]
-    d = sample_blueprint(WORLD, [tools[0]], "single_call", 2)
-    task = _task(d)
-    key = d.facts["order id"]
-    record = next(r for r in d.initial["orders"] if r["order_id"] == key)
-    reply = "It is " + "; ".join(d.asked.values()) + "."
-    cfg = JudgeConfig(critic=False, require_judge_criteria=False)
-    read = _trajectory(task, [("get_order", {"order_id": key})], reply)
-    assert decide(cfg, task, read, None).passed
-    same = {"order_id": key, "status": record["status"]}
-    noop = _trajectory(task, [("get_order", {"order_id": key}), ("update_order_status", same)], reply)
-    assert noop.calls[1].ok and not noop.world_states.patches  # it went through and changed nothing
-    verdict = decide(cfg, task, noop, None)
-    assert not verdict.passed and "criterion:state:writes" in verdict.reasons

@@ -302,10 +302,13 @@ def check_criterion(c: Criterion, task: Task, traj: Trajectory) -> CriterionResu
 
 
 def check_writes(task: Task, traj: Trajectory) -> tuple[bool, str] | None:
-    """Whether every change the agent's calls made moved a record toward the gold end state: a
-    changed field takes its gold value, a record the gold deletes is deleted, and no other record
-    is touched, at any point of the episode. The end state alone passes a wrong write undone
-    later (suspend the account, then reactivate it), a detour no training example should teach.
+    """Whether the episode's net effect on the world is the gold's: replaying its patches, every
+    record that ends changed, added or deleted is one the gold changes that way, each changed
+    field holds its gold value, and no other collection of the world changed at all (the
+    rubric's guards cover only the collections the gold touched). By net effect, as τ²-bench
+    compares end states: a field written several times on its way to the gold value (a balance
+    debited in two payments) is right, and a call that changed nothing (a hand-off, a note) is
+    no write. The world's rules are the executor's, enforced on each write as it was made.
     None for tasks whose rubric does not name the gold records (free-form tasks)."""
     records = [c for c in task.rubric.criteria if c.kind == "state" and c.collection]
     if task.blueprint is None or not records:
@@ -319,49 +322,61 @@ def check_writes(task: Task, traj: Trajectory) -> tuple[bool, str] | None:
             gold[k] = c.value
         elif c.op == "absent":
             gold[k] = None
-    if not gold:  # a read, a refusal: no write belongs in it, even one that happened to change nothing
-        done = [c for c in traj.calls if c.ok and not c.read_only]
-        if done:
-            return False, (
-                f"{done[0].name} succeeded with {_show(done[0].arguments, 80)}, in a task that changes nothing"
-            )
-    state = copy.deepcopy(traj.world_states.initial)
+    start = traj.world_states.initial
+    end = copy.deepcopy(start)
     for i, entry in enumerate(traj.world_states.patches, 1):
-        if not entry.patch:
-            continue
-        try:
-            after = jsonpatch.JsonPatch(entry.patch).apply(copy.deepcopy(state))
-        except (jsonpatch.JsonPatchException, JsonPointerException) as exc:
-            return False, f"write {i} ({entry.tool}) does not replay: {exc}"
-        for collection, kf in keys.items():
-            before_recs, after_recs = (
-                _by_key(s.get(collection) if isinstance(s, dict) else None, kf) for s in (state, after)
-            )
-            for key in sorted(set(before_recs) | set(after_recs)):
-                old, new = before_recs.get(key), after_recs.get(key)
-                if _eq(old, new):
-                    continue
-                if (collection, key) not in gold:
-                    return False, f"write {i} ({entry.tool}) changed {collection} {key}, which the task leaves alone"
-                want = gold[(collection, key)]
-                if want is None:
-                    if new is not None:
-                        return False, f"write {i} ({entry.tool}) edited {collection} {key}, which the task deletes"
-                    continue
-                if new is None:
-                    return False, f"write {i} ({entry.tool}) deleted {collection} {key}, which the task keeps"
-                wrong = {
-                    f: v
-                    for f, v in new.items()
-                    if not _eq(v, (old or {}).get(f, MISSING)) and not _eq(v, want.get(f, MISSING))
-                }
-                if wrong:
-                    return False, (
-                        f"write {i} ({entry.tool}) set {collection} {key} {_show(wrong, 80)}; "
-                        f"the goal is {_show({f: want.get(f) for f in wrong}, 80)}"
-                    )
-        state = after
-    return True, f"{sum(bool(e.patch) for e in traj.world_states.patches)} write(s), each toward the goal"
+        if entry.patch:
+            try:
+                end = jsonpatch.JsonPatch(entry.patch).apply(end)
+            except (jsonpatch.JsonPatchException, JsonPointerException) as exc:
+                return False, f"write {i} ({entry.tool}) does not replay: {exc}"
+    writes = sum(bool(e.patch) for e in traj.world_states.patches)
+    problem = _stray_collection(start, end, keys) or _net_problem(start, end, keys, gold)
+    if problem:
+        return False, problem
+    return True, f"{writes} write(s); their net effect is the goal's"
+
+
+def _stray_collection(start: Any, end: Any, keyed: dict[str, str]) -> str | None:
+    """A collection the gold never touched that the episode changed (any record, in any way)."""
+    names = {*(start if isinstance(start, dict) else {}), *(end if isinstance(end, dict) else {})}
+    for name in sorted(names - set(keyed)):
+        before, after = (s.get(name) if isinstance(s, dict) else None for s in (start, end))
+        if not _eq(before, after):
+            return f"{name} changed, a collection the task leaves alone"
+    return None
+
+
+def _net_problem(
+    start: Any, end: Any, keys: dict[str, str], gold: dict[tuple[str, str], dict[str, Any] | None]
+) -> str | None:
+    """A record of a touched collection whose net change is not the gold's."""
+    for collection, kf in keys.items():
+        before_recs, after_recs = (
+            _by_key(s.get(collection) if isinstance(s, dict) else None, kf) for s in (start, end)
+        )
+        for key in sorted(set(before_recs) | set(after_recs)):
+            old, new = before_recs.get(key), after_recs.get(key)
+            if _eq(old, new):
+                continue
+            if (collection, key) not in gold:
+                return f"{collection} {key} changed, which the task leaves alone"
+            want = gold[(collection, key)]
+            if want is None:
+                if new is not None:
+                    return f"{collection} {key} was edited, and the task deletes it"
+                continue
+            if new is None:
+                return f"{collection} {key} was deleted, and the task keeps it"
+            wrong = {
+                f: v
+                for f, v in new.items()
+                if not _eq(v, (old or {}).get(f, MISSING)) and not _eq(v, want.get(f, MISSING))
+            }
+            if wrong:
+                goal = {f: want.get(f) for f in wrong}
+                return f"{collection} {key} ends with {_show(wrong, 80)}; the goal is {_show(goal, 80)}"
+    return None
 
 
 def goal_met(task: Task, traj: Trajectory) -> bool:

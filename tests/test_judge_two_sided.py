@@ -1,0 +1,137 @@
+"""The judge on good work of the kind a capable model writes, and on the bad episodes the default
+run still kept (issue 28): each test names the class of episode it stands for."""
+
+from __future__ import annotations
+
+import json
+
+from test_blueprints import BY_NAME, WORLD, _cancel_draft, _task, _trajectory, tool
+
+from worldsmith.config import JudgeConfig
+from worldsmith.judge.stage import decide
+from worldsmith.records import ToolCall, Trajectory
+from worldsmith.tasks.blueprint import sample_blueprint
+
+CFG = JudgeConfig(critic=False, require_judge_criteria=False)
+UPDATE_CUSTOMER = tool("customers", "update")
+BY_NAME.setdefault(UPDATE_CUSTOMER.name, UPDATE_CUSTOMER)
+
+
+def _read_task():
+    """A look-up task (its gold changes nothing) and its gold reply."""
+    d = sample_blueprint(WORLD, [BY_NAME["get_order"]], "single_call", 2)
+    return _task(d), d.facts["order id"], "It is " + "; ".join(d.asked.values()) + "."
+
+
+def _with_handoff(traj: Trajectory, tool_name: str = "transfer_to_human_agents") -> Trajectory:
+    """The episode with a hand-off call before its reply: a tool no world binds, which went
+    through and changed nothing (what a capable model does when the user asks for a person)."""
+    call_id = "h1"
+    messages = list(traj.messages)
+    at = len(messages) - 2  # before the agent's reply and the user's stop
+    args = {"summary": "customer asked for a person"}
+    messages[at:at] = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": call_id, "type": "function", "function": {"name": tool_name, "arguments": json.dumps(args)}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": call_id, "content": json.dumps({"status": "transferred"})},
+    ]
+    call = ToolCall(
+        turn=1,
+        call_id=call_id,
+        name=tool_name,
+        tool=tool_name,
+        tool_id="tool_handoff",
+        arguments=args,
+        read_only=False,
+        executor="memo",
+        ok=True,
+        patch_ops=0,
+    )
+    return traj.model_copy(update={"messages": messages, "calls": [*traj.calls, call]})
+
+
+def test_a_call_that_changes_nothing_is_not_a_write():
+    """Class 1: a hand-off, or an update that sets what the record already holds, in a task whose
+    gold changes nothing: the world ends as it began, so the task is done."""
+    task, key, reply = _read_task()
+    read = _trajectory(task, [("get_order", {"order_id": key})], reply)
+    handed_off = _with_handoff(read)
+    v = decide(CFG, task, handed_off, None)
+    assert v.passed, v.reasons
+    writes = next(r for r in v.criteria if r.criterion_id == "writes")
+    assert writes.passed and writes.evidence.startswith("0 write(s)")
+    record = next(r for r in task.initial_state["orders"] if r["order_id"] == key)
+    same = {"order_id": key, "status": record["status"]}
+    noop = _trajectory(task, [("get_order", {"order_id": key}), ("update_order_status", same)], reply)
+    assert noop.calls[1].ok and not noop.world_states.patches  # it went through and changed nothing
+    assert decide(CFG, task, noop, None).passed
+    # the same call that does change the record is still a write the task never asked for
+    other = next(s for s in ("cancelled", "confirmed", "shipped", "pending") if s != record["status"])
+    changed = _trajectory(
+        task, [("get_order", {"order_id": key}), ("update_order_status", {**same, "status": other})], reply
+    )
+    if changed.calls[1].ok:
+        v = decide(CFG, task, changed, None)
+        assert not v.passed and "criterion:state:writes" in v.reasons
+
+
+def test_a_field_written_several_times_on_its_way_to_the_gold_value_is_right():
+    """Class 2: pending -> confirmed -> cancelled where the gold goes pending -> cancelled: the
+    intermediate value is neither initial nor gold, and the net effect is the goal's."""
+    for seed in range(80):
+        d = sample_blueprint(WORLD, [BY_NAME["update_order_status"]], "single_call", seed)
+        target = d.steps[0].arguments["order_id"]
+        start = next(o["status"] for o in d.initial["orders"] if o["order_id"] == target)
+        if start == "pending" and d.steps[0].arguments["status"] == "cancelled":
+            break
+    else:
+        raise AssertionError("no pending -> cancelled draft in 80 seeds")
+    task = _task(d)
+    two_steps = _trajectory(
+        task,
+        [
+            ("update_order_status", {"order_id": target, "status": "confirmed"}),
+            ("update_order_status", {"order_id": target, "status": "cancelled"}),
+        ],
+        f"Order {target} is cancelled.",
+    )
+    assert all(c.ok for c in two_steps.calls) and len(two_steps.world_states.patches) == 2
+    v = decide(CFG, task, two_steps, None)
+    assert v.passed, v.reasons
+    assert next(r for r in v.criteria if r.criterion_id == "writes").evidence.startswith("2 write(s)")
+    # ending on the intermediate value is still wrong
+    stopped = _trajectory(
+        task, [("update_order_status", {"order_id": target, "status": "confirmed"})], f"Order {target} is cancelled."
+    )
+    v = decide(CFG, task, stopped, None)
+    assert not v.passed and "criterion:state:writes" in v.reasons
+    assert "confirmed" in next(r for r in v.criteria if r.criterion_id == "writes").evidence
+
+
+def test_a_stray_write_to_a_collection_the_gold_never_touched_fails():
+    """Class 5 (kept by the default run): the gold cancels an order; the agent also edits a
+    customer. The rubric guards only the orders, so the end state passed."""
+    d = _cancel_draft()
+    task = _task(d)
+    target = d.steps[0].arguments["order_id"]
+    customer = task.initial_state["customers"][0]
+    field = next(f for f in UPDATE_CUSTOMER.binding.params if f != UPDATE_CUSTOMER.binding.key_param)
+    new_value = "2026-01-01" if "date" in field else f"{customer.get(field)}x"
+    stray = _trajectory(
+        task,
+        [
+            ("update_order_status", {"order_id": target, "status": "cancelled"}),
+            (UPDATE_CUSTOMER.name, {UPDATE_CUSTOMER.binding.key_param: customer["customer_id"], field: new_value}),
+        ],
+        f"Order {target} is cancelled.",
+    )
+    assert stray.calls[1].ok and len(stray.world_states.patches) == 2, stray.messages
+    assert not any(c.collection == "customers" for c in task.rubric.criteria)  # no guard covers it
+    v = decide(CFG, task, stray, None)
+    assert not v.passed and v.reasons == ["criterion:state:writes"], v.reasons
+    assert "customers changed" in next(r for r in v.criteria if r.criterion_id == "writes").evidence
