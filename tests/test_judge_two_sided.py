@@ -135,3 +135,37 @@ def test_a_stray_write_to_a_collection_the_gold_never_touched_fails():
     v = decide(CFG, task, stray, None)
     assert not v.passed and v.reasons == ["criterion:state:writes"], v.reasons
     assert "customers changed" in next(r for r in v.criteria if r.criterion_id == "writes").evidence
+
+
+def test_a_loop_is_degenerate_repetition_not_a_repeated_phrase():
+    """Class 3: the five-words-twice rule fired on lists whose rows repeat column words and on
+    ordinary prose that says a phrase twice; a loop is a sentence, a long span or most of a reply
+    said again."""
+    from worldsmith.prose import garbled_text
+
+    capable = [
+        "Here are the flights on May 20:\n"
+        "- HAT170, departs 08:00, economy price $1,210, business price $2,300\n"
+        "- HAT022, departs 11:30, economy price $1,210, business price $2,150\n"
+        "- HAT305, departs 17:45, economy price $980, business price $2,010\n"
+        "Which one would you like?",
+        "I understand you'd like to modify the reservation. Before I change it, can you confirm "
+        "that you'd like to modify both passengers' seats, or only yours?",
+        "| Order | Status | Total |\n|---|---|---|\n| ord-1001 | pending | $45.00 |\n"
+        "| ord-1002 | pending | $45.00 |\n| ord-1003 | shipped | $12.50 |",
+        "Your order ord-1042 is now cancelled, and the refund of $45.00 goes back to your card. "
+        "Order ord-1042 was the only pending order on your account.",
+        "Status: pending for ord-1001, status: pending for ord-1002, and status: shipped for ord-1003.",
+    ]
+    for text in capable:
+        assert not garbled_text(text), text
+    looping = [
+        "The account has been closed. The account is open. The account has been closed.",
+        "Your order is confirmed and it will ship today from our warehouse in Berlin to you, "
+        "and then your order is confirmed and it will ship today from our warehouse in Berlin",
+        "Reviewer ID: rvw-6303, Status: Completed. Repository ID: rps-8704. "
+        "Reviewer ID: rvw-6303, Status: Completed, Rep",
+        "the order is the order is the order is the order is the order is the order is done now",
+    ]
+    for text in looping:
+        assert garbled_text(text), text
