@@ -476,7 +476,7 @@ def test_sharegpt_rows_round_trip_a_conversation_with_tool_calls(tmp_path):
 
 
 def test_an_unknown_or_missing_export_format_is_a_clear_config_error():
-    from worldsmith.config import ConfigError, ExportConfig, apply_overrides, validate_config
+    from worldsmith.config import EXPORT_FORMATS, ConfigError, ExportConfig, apply_overrides, validate_config
     from worldsmith.export.formats import FORMATS
 
     def problems(formats) -> list[str]:
@@ -486,7 +486,8 @@ def test_an_unknown_or_missing_export_format_is_a_clear_config_error():
 
     known = '"parquet", "jsonl", "openai", "sharegpt"'
     assert problems(["parquet", "jsonl", "csv"]) == [f'export.formats.2: got "csv", expected one of {known}']
-    assert known == ", ".join(f'"{name}"' for name in FORMATS)  # the registry's names, not a second list
+    assert tuple(FORMATS) == EXPORT_FORMATS  # the config names the registry's formats, in its order
+    assert known == ", ".join(f'"{name}"' for name in FORMATS)
     assert problems(["parquet", "openai"]) == [
         (
             'export.formats: got ["parquet", "openai"], expected a list that includes "jsonl" '

@@ -22,7 +22,7 @@ import annotated_types
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from worldsmith.vocab import DIFFICULTIES, FAULTS, HACK_KINDS, ROLES, EndedByLimit, HackKind
+from worldsmith.vocab import DIFFICULTIES, FAULTS, HACK_KINDS, ROLES, EndedByLimit, HackKind, export_jsonl
 
 ENV_CONFIG = "WORLDSMITH_CONFIG"
 DEFAULT_CONFIG = "pipeline.yaml"
@@ -482,10 +482,17 @@ class JudgeConfig(Strict):
 
 class ExportConfig(Strict):
     """The SFT dataset made of the trajectories the judge kept."""
+# The export's file formats by name: export/formats.py registers a class under each, in this order
+# (tests/test_export.py checks they agree). The config sits below the export stage, so it names them
+# instead of importing the registry. jsonl is what finetune and eval read, so every export writes it.
+EXPORT_FORMATS: tuple[str, ...] = ("parquet", "jsonl", "openai", "sharegpt")
+TRAINING_FORMAT = "jsonl"
+
+
 
     enabled: bool = True
     out_dir: str = "data/exports"  # <out_dir>/<run_id>/: a folder per format, README.md (dataset card)
-    # names in worldsmith.export.formats.FORMATS; jsonl is required (finetune and eval read it), so it is checked below
+    # names in EXPORT_FORMATS; jsonl is required (finetune and eval read it), so it is checked below
     formats: list[str] = Field(default_factory=lambda: ["parquet", "jsonl", "openai"], min_length=1)
     validation_fraction: Probability = 0.1  # share of agents (not examples) held out: no agent in both splits
     near_duplicate_threshold: Probability = 0.9  # MinHash Jaccard of the conversation text; 1.0 keeps near copies
@@ -498,22 +505,19 @@ class ExportConfig(Strict):
 
     @model_validator(mode="after")
     def _formats_known(self) -> ExportConfig:
-        # the names come from the registry, so there is no second list to keep in step
-        from worldsmith.export.formats import FORMATS, Jsonl
-
         seen: set[str] = set()
         for i, name in enumerate(self.formats):
-            if name not in FORMATS:
-                known = ", ".join(map(_show, FORMATS))
+            if name not in EXPORT_FORMATS:
+                known = ", ".join(map(_show, EXPORT_FORMATS))
                 raise ValueError(f"export.formats.{i}: got {_show(name)}, expected one of {known}")
             if name in seen:
                 raise ValueError(f"export.formats.{i}: got {_show(name)} a second time, expected each format once")
             seen.add(name)
-        if Jsonl.name not in seen:
-            read = Jsonl.path(Path("<export>"), "<split>").as_posix()
+        if TRAINING_FORMAT not in seen:
+            read = export_jsonl(Path("<export>"), "<split>").as_posix()
             raise ValueError(
                 f"export.formats: got {_show(self.formats)}, expected a list that includes "
-                f"{_show(Jsonl.name)} (finetune and eval read {read})"
+                f"{_show(TRAINING_FORMAT)} (finetune and eval read {read})"
             )
         return self
 
