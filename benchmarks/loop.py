@@ -75,7 +75,7 @@ def main(argv: list[str]) -> None:
     t0 = time.monotonic()
     sizes = [
         f"run.name={a.name}",
-        f"tools.bundles.count={a.agents}",
+        f"bundles.count={a.agents}",
         f"tasks.per_agent={a.tasks_per_agent}",
         f"rollouts.samples_per_task={a.samples}",
         "export.validation_fraction=0.25",

@@ -104,9 +104,23 @@ def test_a_later_key_left_null_keeps_the_run_ids_of_runs_made_before_it():
     data = {k: v for k, v in cfg.resolved().items() if k not in ("finetune", "eval")}
     data["run"] = {k: v for k, v in data["run"].items() if k not in ("executor", "ray_address", "ray_cpus_per_shard")}
     del data["llm"]["policy"]["parallel"]  # as it was before the key existed
+    data["tools"]["bundles"] = {k: v for k, v in data.pop("bundles").items() if k != "enabled"}  # where it was
     before = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:12]
     assert cfg.config_hash() == before
     assert validate_config({"llm": {"policy": {"parallel": 4}}}).config_hash() != before
+
+
+def test_bundles_switch_off_alone():
+    """The bundles stage has its own section: `bundles.enabled: false` skips it and no other stage. (Runs made
+    when its keys were tools.bundles keep their ids: the test above spells out the hash.)"""
+    from worldsmith.pipeline import select_stages
+
+    on = [s.name for s in select_stages(PipelineConfig())]
+    off = validate_config({"bundles": {"enabled": False}})
+    assert [s.name for s in select_stages(off)] == [n for n in on if n != "bundles"]
+    assert off.config_hash() != PipelineConfig().config_hash()
+    with pytest.raises(ConfigError, match="tools.bundles: unknown key"):
+        validate_config({"tools": {"bundles": {"count": 3}}})
 
 
 @pytest.mark.parametrize(

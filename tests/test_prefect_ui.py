@@ -114,8 +114,8 @@ def test_make_ui_deployments_trigger_and_browser(ui, tmp_path):
         f"llm.server.port={free_port()}",
         "smoke.requests=1",
         "tools.evolve.enabled=false",
-        "tools.bundles.count=1",
-        "tools.bundles.real_ratio=1.0",  # no evolved tool: bundles of crawled ones
+        "bundles.count=1",
+        "bundles.real_ratio=1.0",  # no evolved tool: bundles of crawled ones
         "tasks.enabled=false",
         "rollouts.enabled=false",
         "judge.enabled=false",
@@ -164,8 +164,8 @@ def test_flows_and_tasks_run_without_a_server(tmp_path, project_root):
     overrides = [
         f"run.data_dir={tmp_path / 'data'}",
         "tools.evolve.enabled=false",
-        "tools.bundles.count=2",
-        "tools.bundles.real_ratio=1.0",  # no evolved tool: bundles of crawled ones
+        "bundles.count=2",
+        "bundles.real_ratio=1.0",  # no evolved tool: bundles of crawled ones
         "run.name=fn",
     ]
     out = flows.tools.fn(config_path=str(project_root / "pipeline.yaml"), overrides=overrides)

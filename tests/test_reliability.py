@@ -1164,7 +1164,7 @@ def test_the_tasks_stage_records_a_task_with_a_bad_pointer_with_its_reason(tmp_p
         ({"tasks": {"per_agent": -1}}, "tasks.per_agent: got -1, expected an integer >= 1"),
         ({"rollouts": {"samples_per_task": -2}}, "rollouts.samples_per_task: got -2, expected an integer >= 1"),
         ({"rollouts": {"samples_per_task": 2.5}}, "rollouts.samples_per_task: got 2.5, expected an integer >= 1"),
-        ({"tools": {"bundles": {"count": -1}}}, "tools.bundles.count: got -1, expected an integer >= 1"),
+        ({"bundles": {"count": -1}}, "bundles.count: got -1, expected an integer >= 1"),
         ({"judge": {"min_critic_score": 11}}, "judge.min_critic_score: got 11, expected an integer between 0 and 10"),
         (
             {"rollouts": {"faults": {"rates": {"timeout": -0.1}}}},

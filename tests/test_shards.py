@@ -92,8 +92,8 @@ def test_bundles_are_sampled_once_per_run_even_when_the_tools_grow(tmp_path, mon
     from worldsmith.records import Bundle, ToolSpec
 
     ctx = _ctx(tmp_path, 1)
-    ctx.cfg.tools.bundles.count = 2
-    ctx.cfg.tools.bundles.size_min = 1
+    ctx.cfg.bundles.count = 2
+    ctx.cfg.bundles.size_min = 1
     assert stage.run(ctx)["bundles"] == 2
     before = {b.bundle_id for b in ctx.store.read(Bundle)}
     extra = order_tools()[0].model_copy(
@@ -115,8 +115,8 @@ def test_bundles_are_not_drawn_again_when_the_draw_made_fewer_than_count(tmp_pat
     from worldsmith.records import Bundle
 
     ctx = _ctx(tmp_path, 1)
-    ctx.cfg.tools.bundles.count = 50
-    ctx.cfg.tools.bundles.size_min = 1
+    ctx.cfg.bundles.count = 50
+    ctx.cfg.bundles.size_min = 1
     first = stage.run(ctx)["bundles"]
     assert 0 < first < 50
     before = {b.bundle_id for b in ctx.store.read(Bundle)}

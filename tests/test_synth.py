@@ -35,7 +35,7 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     for key in ("snapshot_dir", "servers_file"):  # relative paths are taken from the config's folder
         cfg["tools"][key] = str(project_root / cfg["tools"][key])
     cfg["worlds"]["taxonomy_file"] = str(project_root / cfg["worlds"]["taxonomy_file"])
-    cfg["tools"]["bundles"].update(count=BUNDLES)  # the rest is the default config, as `make synth` runs it
+    cfg["bundles"].update(count=BUNDLES)  # the rest is the default config, as `make synth` runs it
     cfg["export"]["out_dir"] = str(tmp_path / "data" / "exports")
     config = tmp_path / "pipeline.yaml"
     config.write_text(yaml.safe_dump(cfg))

@@ -309,6 +309,7 @@ class BundleConfig(Strict):
     size_min: PositiveInt = 2
     size_max: PositiveInt = 3
     # share of crawled (real) tools in a bundle, where the graph allows; 0: none (the CPU default: their semantics
+    enabled: bool = True
     # are unknown, so the LLM tool simulator plays them, which a 135M model fails; a GPU run: 0.5)
     real_ratio: Probability = 0.0
     distractors: NonNegInt = 1  # tools from other domains added to each bundle
@@ -322,9 +323,7 @@ class BundleConfig(Strict):
     @model_validator(mode="after")
     def _sizes(self) -> BundleConfig:
         if self.size_min > self.size_max:
-            raise ValueError(
-                f"tools.bundles.size_min: got {self.size_min}, expected at most size_max ({self.size_max})"
-            )
+            raise ValueError(f"bundles.size_min: got {self.size_min}, expected at most size_max ({self.size_max})")
         return self
 
 
@@ -336,7 +335,6 @@ class ToolsConfig(Strict):
     max_spec_bytes: PositiveInt = 16384
     near_duplicate_threshold: Probability = 0.8  # MinHash Jaccard over name+description shingles
     evolve: EvolveConfig = EvolveConfig()
-    bundles: BundleConfig = BundleConfig()
 
 
 class AgentsConfig(Strict):
@@ -596,6 +594,7 @@ class PipelineConfig(Strict):
     tasks: TasksConfig = TasksConfig()
     rollouts: RolloutsConfig = RolloutsConfig()
     judge: JudgeConfig = JudgeConfig()
+    bundles: BundleConfig = BundleConfig()
     export: ExportConfig = ExportConfig()
     report: ReportConfig = ReportConfig()
     finetune: FinetuneConfig = FinetuneConfig()
@@ -631,6 +630,12 @@ class PipelineConfig(Strict):
         return hashlib.sha256(canonical.encode()).hexdigest()[:12]
 
 
+        # bundles was tools.bundles, without `enabled`, when runs were made: hashed there (and its `enabled`
+        # left out while true, the behaviour before it existed), so those runs keep their ids
+        bundles = data.pop("bundles")
+        if bundles["enabled"] is True:
+            del bundles["enabled"]
+        data["tools"]["bundles"] = bundles
 def resolve_path(root: Path, value: str | os.PathLike) -> Path:
     """A config path: absolute as given, else relative to the project root (the config's folder)."""
     p = Path(value).expanduser()

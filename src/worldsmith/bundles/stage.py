@@ -19,7 +19,7 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     # run must not draw again, neither from a tool set that grew (a retried evolution) nor when
     # the draw made fewer than `count` distinct bundles, which once added a second set of agents
     if not ctx.store.count(Bundle):
-        ctx.store.append(sample_bundles(graph, ctx.cfg.tools.bundles, seed=ctx.seed))
+        ctx.store.append(sample_bundles(graph, ctx.cfg.bundles, seed=ctx.seed))
     stored = ctx.store.read(Bundle)
     cov = coverage(tools, stored)
     return {
@@ -35,7 +35,7 @@ STAGE = Stage(
     "bundles",
     "Tool bundles drawn from the tool graph (random walks mixing real and evolved tools).",
     run,
-    section="tools",
+    section="bundles",
     totals=frozenset({"bundles", "graph_nodes", "graph_edges", "coverage", "mixed_real_synthetic"}),
     stats=SECTIONS,
 )
