@@ -17,18 +17,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from worldsmith.config import RolloutsConfig
-from worldsmith.llm import LLMClient, Prompts, UsageMeter
+from worldsmith.llm import LLMClient, LLMResult, Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
 from worldsmith.mcp.executor import RealExecutor
 from worldsmith.prose import garbled_text
-from worldsmith.records import Agent, FaultEvent, Task, ToolCall, Trajectory, content_id
+from worldsmith.records import Agent, FaultEvent, Task, ToolCall, ToolSpec, Trajectory, content_id
 from worldsmith.records import World as WorldSchema
 from worldsmith.rollouts.user import UserSimulator
 from worldsmith.rubric import goal_met
 from worldsmith.vocab import END_REASONS, MAX_REPLY_CHARS
 from worldsmith.worldmodel.faults import FaultInjector
 from worldsmith.worldmodel.grounding import ground_tools
-from worldsmith.worldmodel.runner import SimulatorFailure, ToolRunner
+from worldsmith.worldmodel.runner import CallOutcome, SimulatorFailure, ToolRunner
 from worldsmith.worldmodel.state import World
 from worldsmith.worldmodel.toolset import ToolSet
 
@@ -48,6 +48,8 @@ class Episode:
 
 
 class _End(Exception):
+    """Ends the episode with its status and reason (and the raw output behind it, if any)."""
+
     def __init__(self, status: str, reason: str, raw: str | None = None):
         self.status, self.reason, self.raw = status, reason, raw
 
@@ -76,6 +78,227 @@ def task_memo(task: Task) -> dict[str, tuple[Any, list[dict[str, Any]]]]:
     }
 
 
+class EpisodeRun:
+    """One episode's state (messages, world, calls, faults, usage, counters) and its moves:
+    `reset` (the user's opening message), `agent_acts` (agent steps until a text reply) and
+    `user_speaks` (one user message). A move appends to `messages` and raises `_End` when the
+    episode ends; `play` makes the moves in turn order and `trajectory` records the episode.
+    An agent step is its sampling (`sample_agent`, the LLM call) and its application
+    (`apply_agent`: a text reply, or tool calls executed and replied to), kept apart so a
+    message from elsewhere applies the same way."""
+
+    def __init__(
+        self,
+        ep: Episode,
+        client: LLMClient,
+        prompts: Prompts,
+        cfg: RolloutsConfig,
+        real: RealExecutor | None = None,
+        worlds: dict[str, WorldSchema] | None = None,
+    ):
+        self.ep, self.cfg, self.worlds = ep, cfg, worlds or {}
+        self.usage = UsageMeter()
+        self.client = client.metered(self.usage)  # this episode's usage, also counted in the run's
+        self.runner = ToolRunner(self.client, prompts, cfg, real, worlds, task_memo(ep.task))
+        self.role = self.client.role("agent")
+        self.grounded = self.role.grounded
+        self.cap = MAX_REPLY_CHARS if self.role.tool_call_mode == "constrained" else None  # a reply that long was cut
+        self.user = UserSimulator(self.client, prompts, ep.task, cfg.user_sim_attempts)
+        self.world = World(ep.task.initial_state, cfg.tool_sim.max_state_bytes)
+        self.faults = FaultInjector(cfg.faults, ep.seed, force_first=ep.task.difficulty == "error_recovery")
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": ep.agent.system_prompt}]
+        self.calls: list[ToolCall] = []
+        self.fault_log: list[FaultEvent] = []
+        self.turns = self.steps = self.resampled = 0  # user messages, agent steps, agent samples drawn again
+        self.status, self.reason, self.raw = "finished", None, None
+        self.started = time.perf_counter()
+
+    def so_far(self) -> Trajectory:
+        """The episode as a trajectory, for the goal check (only what it reads is filled in)."""
+        return Trajectory.model_construct(messages=self.messages, calls=self.calls, world_states=self.world.record())
+
+    def check_budget(self) -> None:
+        if self.usage.completion_tokens >= self.cfg.max_tokens:
+            raise _End("max_tokens", f"{self.usage.completion_tokens} generated tokens, limit {self.cfg.max_tokens}")
+
+    async def play(self) -> None:
+        """The moves in turn order until the episode ends; keeps its status, reason and raw output."""
+        try:
+            await self.reset()
+            while True:
+                await self.agent_acts()
+                if self.turns >= self.cfg.max_turns:
+                    raise _End("max_turns", f"{self.turns} user turns, limit {self.cfg.max_turns}")
+                await self.user_speaks()
+        except _End as end:
+            self.status, self.reason, self.raw = end.status, end.reason, end.raw
+        except ServerUnavailable:  # not the episode's fault: the run stops and this episode is played again on resume
+            raise
+        except Exception as exc:  # a bug or a client that raised: this episode is an error, the stage goes on
+            _drop_unanswered(self.messages)
+            self.status, self.reason = "error", f"internal: {type(exc).__name__}: {str(exc)[:300]}"
+
+    async def reset(self) -> None:
+        """The episode's opening: the user's first message."""
+        await self.user_speaks()
+
+    async def user_speaks(self) -> None:
+        """Appends the user's message; raises `_End` when it ends the episode."""
+        self.check_budget()
+        task = self.ep.task
+        # a blueprint's request was written and checked at task time: it opens the episode as it is
+        if self.turns == 0 and (self.cfg.first_user_message == "goal_request" or task.blueprint is not None):
+            self.messages.append({"role": "user", "content": task.user_goal.request})
+            self.turns += 1
+            return
+        met = self.cfg.user_knows_goal and task.blueprint is not None and goal_met(task, self.so_far())
+        u = await self.user.reply(self.messages, seed=self.ep.seed + 7919 * (self.turns + 1), goal_met=met)
+        if not u.ok:
+            raise _End("error", f"user_sim_failed: {u.error}", u.raw)
+        self.messages.append({"role": "user", "content": u.message})
+        self.turns += 1
+        if u.ends:
+            raise _End("finished", END_REASONS[u.action])
+
+    async def agent_acts(self) -> None:
+        """Agent steps until a text reply (tool calls executed in between)."""
+        for _ in range(self.cfg.max_agent_steps_per_turn):
+            if await self.agent_step():
+                return
+        raise _End("max_tool_calls", f"no reply after {self.cfg.max_agent_steps_per_turn} agent steps in one turn")
+
+    async def agent_step(self) -> bool:
+        """One agent step, sampled and applied; True when it was a text reply (the user speaks next)."""
+        self.check_budget()
+        r = await self.sample_agent()
+        self.steps += 1
+        if not r.ok:
+            raise _End("error", f"agent_output: {r.error_kind}: {r.error}", r.raw)
+        return await self.apply_agent(r.message(), r.raw)
+
+    async def sample_agent(self) -> LLMResult:
+        """The policy's next step; an output that cannot be parsed, or a reply that is not prose,
+        is sampled again (`reply_attempts`), and the last sample stays."""
+        cfg, ep = self.cfg, self.ep
+        force = cfg.require_tool == "first_turn" and self.steps == 0 and ep.task.difficulty not in NO_FORCED_CALL
+        acted_on = self.keys_acted_on()
+        grammar = ground_tools(ep.toolset, self.messages, self.worlds, acted_on) if self.grounded else None
+        for attempt in range(cfg.reply_attempts):
+            r = await self.client.tool_step(
+                "agent",
+                self.messages,
+                ep.toolset.tools,
+                require_tool=force,
+                seed=ep.seed + self.steps + 1_000_003 * attempt,
+                grammar_tools=grammar,
+            )
+            unusable = not r.ok and r.error_kind in ("parse", "schema")  # a runaway cut at max_tokens
+            garbled = r.ok and not r.tool_calls and garbled_text(r.message().get("content") or "", self.cap)
+            if not (unusable or garbled):
+                break
+            if attempt + 1 < cfg.reply_attempts:
+                self.resampled += 1  # sampled again; the last sample stays (the judge reads it, or it ends the episode)
+            self.check_budget()
+        return r
+
+    def keys_acted_on(self) -> set[tuple[str, str]]:
+        """(tool, record key) of every call that succeeded so far: grounding offers no tool that record again."""
+        by_name = self.ep.toolset.by_name
+        return {
+            (c.name, str(c.arguments.get(key)).lower())
+            for c in self.calls
+            if c.ok
+            and isinstance(c.arguments, dict)
+            and (key := by_name[c.name].binding.key_param if c.name in by_name and by_name[c.name].binding else None)
+        }
+
+    async def apply_agent(self, msg: dict[str, Any], raw: str | None = None) -> bool:
+        """Appends the agent's message: a text reply (True: the user speaks next), or tool calls,
+        cut to the calls the limit leaves, each executed and replied to (False: the agent steps again)."""
+        if not msg.get("tool_calls"):
+            if not (msg.get("content") or "").strip():
+                raise _End("error", "agent_output: empty: an empty reply", raw)
+            self.messages.append(msg)
+            return True
+        left = self.cfg.max_tool_calls - len(self.calls)  # > 0: reaching the limit ends the episode below
+        msg["tool_calls"] = msg["tool_calls"][:left]  # the rest would break the limit
+        self.messages.append(msg)
+        await self.execute_calls(msg["tool_calls"])
+        if len(self.calls) >= self.cfg.max_tool_calls:
+            raise _End("max_tool_calls", f"{len(self.calls)} tool calls, limit {self.cfg.max_tool_calls}")
+        return False
+
+    async def execute_calls(self, tool_calls: list[dict[str, Any]]) -> None:
+        """Executes the calls of the agent's message (the last one), each replied to in order."""
+        at = len(self.messages) - 1
+        for call in tool_calls:
+            name = call["function"]["name"]
+            spec = self.ep.toolset.by_name.get(name)
+            try:
+                seed = self.ep.seed + 104729 * (len(self.calls) + 1)
+                out = await self.runner.execute(call, spec, self.world, self.faults, seed=seed)
+            except SimulatorFailure as exc:
+                del self.messages[at:]  # drop the half-answered step: the conversation stays valid
+                raise _End("error", f"tool_sim_failed: {exc.reason}", exc.raw) from None
+            if out.patch:
+                self.world.commit(out.patch, call["id"], name)
+            self.record_call(call, spec, out)
+            self.messages.append({"role": "tool", "tool_call_id": call["id"], "content": out.content})
+
+    def record_call(self, call: dict[str, Any], spec: ToolSpec | None, out: CallOutcome) -> None:
+        """The executed call in `calls`, and its fault, if one was injected, in `fault_log`."""
+        name = call["function"]["name"]
+        self.calls.append(
+            ToolCall(
+                turn=self.turns,
+                call_id=call["id"],
+                name=name,
+                tool=spec.name if spec else None,
+                tool_id=out.tool_id,
+                arguments=out.arguments,
+                read_only=bool(spec and spec.annotations.get("readOnlyHint")),
+                executor=out.executor,
+                ok=out.ok,
+                error=out.error,
+                fault=out.fault,
+                patch_ops=len(out.patch),
+                attempts=out.attempts,
+            )
+        )
+        if out.fault:
+            self.fault_log.append(
+                FaultEvent(turn=self.turns, call_id=call["id"], tool=name, kind=out.fault, forced=out.forced)
+            )
+
+    def trajectory(self) -> Trajectory:
+        """The episode as played, with its status and reason."""
+        snapshot = self.usage.snapshot()
+        return Trajectory(
+            trajectory_id=self.ep.trajectory_id,
+            task_id=self.ep.task.task_id,
+            agent_id=self.ep.agent.agent_id,
+            sample=self.ep.sample,
+            seed=self.ep.seed,
+            messages=self.messages,
+            tools=self.ep.toolset.tools,
+            world_states=self.world.record(),
+            calls=self.calls,
+            faults=self.fault_log,
+            usage=snapshot,
+            models={r: self.client.model_for(r) for r in ROLES},
+            model=self.client.model_for("agent"),
+            status=self.status,
+            reason=self.reason,
+            decoding="grounded" if self.grounded else self.role.tool_call_mode,
+            reply_resamples=self.resampled,
+            raw=self.raw,
+            turns=self.turns,
+            tool_calls=len(self.calls),
+            generated_tokens=self.usage.completion_tokens,
+            latency_s=round(time.perf_counter() - self.started, 3),
+        )
+
+
 async def run_episode(
     ep: Episode,
     client: LLMClient,
@@ -86,174 +309,6 @@ async def run_episode(
 ) -> Trajectory:
     """One episode; `real` executes the tools of safe crawled servers (None: all simulated);
     `worlds` the bound tools of these worlds, by code."""
-    usage = UsageMeter()
-    client = client.metered(usage)  # this episode's usage, also counted in the run's
-    runner = ToolRunner(client, prompts, cfg, real, worlds, task_memo(ep.task))
-    role = client.role("agent")
-    grounded = role.grounded
-    cap = MAX_REPLY_CHARS if role.tool_call_mode == "constrained" else None  # a reply that long was cut
-    user = UserSimulator(client, prompts, ep.task, cfg.user_sim_attempts)
-    world = World(ep.task.initial_state, cfg.tool_sim.max_state_bytes)
-    faults = FaultInjector(cfg.faults, ep.seed, force_first=ep.task.difficulty == "error_recovery")
-    messages: list[dict[str, Any]] = [{"role": "system", "content": ep.agent.system_prompt}]
-    calls: list[ToolCall] = []
-    fault_log: list[FaultEvent] = []
-    turns = steps = resampled = 0
-    started = time.perf_counter()
-    status, reason, raw = "finished", None, None
-
-    def so_far() -> Trajectory:
-        """The episode as a trajectory, for the goal check (only what it reads is filled in)."""
-        return Trajectory.model_construct(messages=messages, calls=calls, world_states=world.record())
-
-    def budget() -> None:
-        if usage.completion_tokens >= cfg.max_tokens:
-            raise _End("max_tokens", f"{usage.completion_tokens} generated tokens, limit {cfg.max_tokens}")
-
-    async def user_speaks() -> bool:
-        """Appends the user's message; True when it ends the episode."""
-        nonlocal turns
-        budget()
-        # a blueprint's request was written and checked at task time: it opens the episode as it is
-        if turns == 0 and (cfg.first_user_message == "goal_request" or ep.task.blueprint is not None):
-            messages.append({"role": "user", "content": ep.task.user_goal.request})
-            turns += 1
-            return False
-        met = cfg.user_knows_goal and ep.task.blueprint is not None and goal_met(ep.task, so_far())
-        u = await user.reply(messages, seed=ep.seed + 7919 * (turns + 1), goal_met=met)
-        if not u.ok:
-            raise _End("error", f"user_sim_failed: {u.error}", u.raw)
-        messages.append({"role": "user", "content": u.message})
-        turns += 1
-        if u.ends:
-            raise _End("finished", END_REASONS[u.action])
-        return False
-
-    async def agent_acts() -> None:
-        """Agent steps until a text reply (tool calls executed in between)."""
-        nonlocal steps, resampled
-        for _ in range(cfg.max_agent_steps_per_turn):
-            budget()
-            left = cfg.max_tool_calls - len(calls)  # > 0: reaching the limit ends the episode below
-            force = cfg.require_tool == "first_turn" and steps == 0 and ep.task.difficulty not in NO_FORCED_CALL
-            done = {
-                (c.name, str(c.arguments.get(key)).lower())
-                for c in calls
-                if c.ok
-                and isinstance(c.arguments, dict)
-                and (
-                    key := ep.toolset.by_name[c.name].binding.key_param
-                    if c.name in ep.toolset.by_name and ep.toolset.by_name[c.name].binding
-                    else None
-                )
-            }
-            grammar = ground_tools(ep.toolset, messages, worlds or {}, done) if grounded else None
-            for attempt in range(cfg.reply_attempts):
-                r = await client.tool_step(
-                    "agent",
-                    messages,
-                    ep.toolset.tools,
-                    require_tool=force,
-                    seed=ep.seed + steps + 1_000_003 * attempt,
-                    grammar_tools=grammar,
-                )
-                unusable = not r.ok and r.error_kind in ("parse", "schema")  # a runaway cut at max_tokens
-                garbled = r.ok and not r.tool_calls and garbled_text(r.message().get("content") or "", cap)
-                if not (unusable or garbled):
-                    break
-                if attempt + 1 < cfg.reply_attempts:
-                    resampled += 1  # sampled again; the last sample stays (the judge reads it, or it ends the episode)
-                budget()
-            steps += 1
-            if not r.ok:
-                raise _End("error", f"agent_output: {r.error_kind}: {r.error}", r.raw)
-            msg = r.message()
-            if not r.tool_calls:
-                if not (msg.get("content") or "").strip():
-                    raise _End("error", "agent_output: empty: an empty reply", r.raw)
-                messages.append(msg)
-                return
-            msg["tool_calls"] = r.tool_calls[:left]  # the rest would break the limit
-            messages.append(msg)
-            at = len(messages) - 1
-            for call in msg["tool_calls"]:
-                spec = ep.toolset.by_name.get(call["function"]["name"])
-                try:
-                    out = await runner.execute(call, spec, world, faults, seed=ep.seed + 104729 * (len(calls) + 1))
-                except SimulatorFailure as exc:
-                    del messages[at:]  # drop the half-answered step: the conversation stays valid
-                    raise _End("error", f"tool_sim_failed: {exc.reason}", exc.raw) from None
-                if out.patch:
-                    world.commit(out.patch, call["id"], call["function"]["name"])
-                calls.append(
-                    ToolCall(
-                        turn=turns,
-                        call_id=call["id"],
-                        name=call["function"]["name"],
-                        tool=spec.name if spec else None,
-                        tool_id=out.tool_id,
-                        arguments=out.arguments,
-                        read_only=bool(spec and spec.annotations.get("readOnlyHint")),
-                        executor=out.executor,
-                        ok=out.ok,
-                        error=out.error,
-                        fault=out.fault,
-                        patch_ops=len(out.patch),
-                        attempts=out.attempts,
-                    )
-                )
-                if out.fault:
-                    fault_log.append(
-                        FaultEvent(
-                            turn=turns,
-                            call_id=call["id"],
-                            tool=call["function"]["name"],
-                            kind=out.fault,
-                            forced=out.forced,
-                        )
-                    )
-                messages.append({"role": "tool", "tool_call_id": call["id"], "content": out.content})
-            if len(calls) >= cfg.max_tool_calls:
-                raise _End("max_tool_calls", f"{len(calls)} tool calls, limit {cfg.max_tool_calls}")
-        raise _End("max_tool_calls", f"no reply after {cfg.max_agent_steps_per_turn} agent steps in one turn")
-
-    try:
-        await user_speaks()
-        while True:
-            await agent_acts()
-            if turns >= cfg.max_turns:
-                raise _End("max_turns", f"{turns} user turns, limit {cfg.max_turns}")
-            await user_speaks()
-    except _End as end:
-        status, reason, raw = end.status, end.reason, end.raw
-    except ServerUnavailable:  # not the episode's fault: the run stops and this episode is played again on resume
-        raise
-    except Exception as exc:  # a bug or a client that raised: this episode is an error, the stage goes on
-        _drop_unanswered(messages)
-        status, reason = "error", f"internal: {type(exc).__name__}: {str(exc)[:300]}"
-
-    snapshot = usage.snapshot()
-    return Trajectory(
-        trajectory_id=ep.trajectory_id,
-        task_id=ep.task.task_id,
-        agent_id=ep.agent.agent_id,
-        sample=ep.sample,
-        seed=ep.seed,
-        messages=messages,
-        tools=ep.toolset.tools,
-        world_states=world.record(),
-        calls=calls,
-        faults=fault_log,
-        usage=snapshot,
-        models={r: client.model_for(r) for r in ROLES},
-        model=client.model_for("agent"),
-        status=status,
-        reason=reason,
-        decoding="grounded" if grounded else role.tool_call_mode,
-        reply_resamples=resampled,
-        raw=raw,
-        turns=turns,
-        tool_calls=len(calls),
-        generated_tokens=usage.completion_tokens,
-        latency_s=round(time.perf_counter() - started, 3),
-    )
+    run = EpisodeRun(ep, client, prompts, cfg, real, worlds)
+    await run.play()
+    return run.trajectory()
