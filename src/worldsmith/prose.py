@@ -14,17 +14,48 @@ MARKUP = re.compile(
 )
 
 
-def _loops(text: str, n: int = 5) -> bool:
-    """Whether the same run of n words comes twice: a small model looping until max_tokens ("The account
-    has been closed. The account has been suspended. The account has been closed. ...")."""
-    words = re.findall(r"[a-z0-9@_-]+(?:\.[a-z0-9_-]+)*", text.lower())  # "46.5" one word, "closed." not
+WORD = re.compile(r"[a-z0-9@_'-]+(?:\.[a-z0-9_-]+)*")  # "46.5" one word, "closed." not
+SENTENCE_END = re.compile(r"[.!?]+(?:\s+|$)|\n+")
+ID_LIKE = re.compile(r"(?=.*[a-z])(?=.*\d)")  # letters and digits in one token: "rvw-6303", "ord-1042"
+
+
+def _loops(text: str) -> bool:
+    """Whether a reply is degenerate repetition, what a small model writes when it goes round
+    until max_tokens ("The account has been closed. The account has been suspended. The account
+    has been closed. ..."): a sentence of four words or more said twice, a span of ten words said
+    twice, the same five words around the same id said twice (a record dump going round), or a
+    reply of twenty words or more most of whose four-word runs came before. Not a repeated phrase:
+    a list whose rows repeat column words ("economy price") or a reply that says "you'd like to
+    modify" twice is prose."""
+    sentences = [tuple(WORD.findall(s.lower())) for s in SENTENCE_END.split(text)]
+    long = [s for s in sentences if len(s) >= 4]
+    if len(long) != len(set(long)):
+        return True
+    words = WORD.findall(text.lower())
+    if _repeated(words, 10):
+        return True
+    if any(ID_LIKE.match(w) for g in _repeated(words, 5) for w in g):
+        return True
+    if len(words) < 20:
+        return False
+    seen: set[tuple[str, ...]] = set()
+    covered: set[int] = set()
+    for i in range(len(words) - 3):
+        g = tuple(words[i : i + 4])
+        if g in seen:
+            covered.update(range(i, i + 4))
+        seen.add(g)
+    return len(covered) > len(words) / 2
+
+
+def _repeated(words: list[str], n: int) -> set[tuple[str, ...]]:
     grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
-    return len(grams) != len(set(grams))
+    return {g for g in grams if grams.count(g) > 1} if len(grams) != len(set(grams)) else set()
 
 
 def garbled_text(text: str, cap: int | None = None) -> bool:
     """Whether a reply is not prose: JSON fragments, template placeholders or markup, no word at
-    all, a loop (five words said twice), a file name, or one long token of digits and dots instead
+    all, degenerate repetition (`_loops`), a file name, or one long token of digits and dots instead
     of a sentence; with `cap` (the length bound of constrained decoding), a reply that reached it,
     cut mid-word."""
     stripped = text.strip()
