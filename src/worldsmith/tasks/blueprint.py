@@ -467,11 +467,28 @@ def _irrelevance(world: World, usable: list[ToolSpec], state: dict[str, Any], rn
 
 
 def rubric_from(world: World, d: Draft) -> Rubric:
-    criteria: list[Criterion] = []
+    """The rubric read off the execution, in this order: the end state, the answers, the calls
+    only a call shows, and the refusal."""
+    criteria = _Criteria()
+    _state_criteria(world, d, criteria)
+    _answer_criteria(d, criteria)
+    _read_call_criteria(d, criteria)
+    _withheld_criteria(d, criteria)
+    _decline_criteria(d, criteria)
+    checkpoints = [f"{s.tool.name}({s.arguments})" for s in d.steps]
+    return Rubric(criteria=criteria, expected_tool_pattern=[s.tool.name for s in d.steps], checkpoints=checkpoints)
 
-    def cid() -> str:
-        return f"c{len(criteria) + 1}"
 
+class _Criteria(list[Criterion]):
+    """A rubric's criteria, numbered c1, c2, ... as they are added."""
+
+    def add(self, **fields: Any) -> None:
+        self.append(Criterion(criterion_id=f"c{len(self) + 1}", **fields))
+
+
+def _state_criteria(world: World, d: Draft, criteria: _Criteria) -> None:
+    """Each changed record's gold end state, then a guard per touched collection that nothing
+    else in it changed; when nothing changed, a guard per collection."""
     touched: list[str] = []
     for c in world.collections:
         before = {r[c.key]: r for r in d.initial.get(c.name, [])}
@@ -481,63 +498,58 @@ def rubric_from(world: World, d: Draft) -> Rubric:
             continue
         touched.append(c.name)
         for k in changed:
-            if k not in after:
-                criteria.append(
-                    Criterion(
-                        criterion_id=cid(),
-                        kind="state",
-                        collection=c.name,
-                        key=k,
-                        key_field=c.key,
-                        op="absent",
-                        description=f"{c.entity} {k} is deleted",
-                    )
-                )
-            else:
-                what = "is created as" if k not in before else "ends as"
-                diff = {f: v for f, v in after[k].items() if before.get(k, {}).get(f) != v}
-                criteria.append(
-                    Criterion(
-                        criterion_id=cid(),
-                        kind="state",
-                        collection=c.name,
-                        key=k,
-                        key_field=c.key,
-                        op="equals",
-                        value=after[k],
-                        description=f"{c.entity} {k} {what} " + ", ".join(f"{f}={v}" for f, v in diff.items()),
-                    )
-                )
-        criteria.append(
-            Criterion(
-                criterion_id=cid(),
+            _record_criterion(c, k, before, after, criteria)
+        criteria.add(
+            kind="state",
+            collection=c.name,
+            key_field=c.key,
+            op="unchanged_except",
+            value=changed,
+            description=f"no other {c.entity} changed, and none was added",
+        )
+    if not touched:  # reads, refusals, irrelevance: the world must end as it began
+        for c in world.collections:
+            criteria.add(
                 kind="state",
                 collection=c.name,
                 key_field=c.key,
                 op="unchanged_except",
-                value=changed,
-                description=f"no other {c.entity} changed, and none was added",
+                value=[],
+                description=f"no {c.entity} changed, and none was added or deleted",
             )
+
+
+def _record_criterion(
+    c: CollectionSpec, k: Any, before: dict[Any, Any], after: dict[Any, Any], criteria: _Criteria
+) -> None:
+    """Record `k` of `c` is deleted, or ends as (is created as) its gold end state."""
+    if k not in after:
+        criteria.add(
+            kind="state",
+            collection=c.name,
+            key=k,
+            key_field=c.key,
+            op="absent",
+            description=f"{c.entity} {k} is deleted",
         )
-    if not touched:  # reads, refusals, irrelevance: the world must end as it began
-        for c in world.collections:
-            criteria.append(
-                Criterion(
-                    criterion_id=cid(),
-                    kind="state",
-                    collection=c.name,
-                    key_field=c.key,
-                    op="unchanged_except",
-                    value=[],
-                    description=f"no {c.entity} changed, and none was added or deleted",
-                )
-            )
+        return
+    what = "is created as" if k not in before else "ends as"
+    diff = {f: v for f, v in after[k].items() if before.get(k, {}).get(f) != v}
+    criteria.add(
+        kind="state",
+        collection=c.name,
+        key=k,
+        key_field=c.key,
+        op="equals",
+        value=after[k],
+        description=f"{c.entity} {k} {what} " + ", ".join(f"{f}={v}" for f, v in diff.items()),
+    )
+
+
+def _answer_criteria(d: Draft, criteria: _Criteria) -> None:
+    """The values the user asked to learn, and each change confirmed to the user."""
     for what, value in d.asked.items():
-        criteria.append(
-            Criterion(
-                criterion_id=cid(), kind="answer", contains=[value], description=f"tells the user the {what}: {value}"
-            )
-        )
+        criteria.add(kind="answer", contains=[value], description=f"tells the user the {what}: {value}")
     for s in d.steps:  # a change is confirmed to the user in words that name it (a record's key, or what it became)
         b = s.tool.binding
         if b.action in ("update", "delete") and b.key_param in s.arguments:
@@ -546,15 +558,16 @@ def rubric_from(world: World, d: Draft) -> Rubric:
                 *(str(v) for p, v in s.arguments.items() if p != b.key_param),
                 *map(str, b.fixed.values()),
             ]
-            criteria.append(
-                Criterion(
-                    criterion_id=cid(),
-                    kind="answer",
-                    contains=list(dict.fromkeys(named)),
-                    any_of=True,
-                    description=f"tells the user what {s.tool.name} did, naming {' or '.join(dict.fromkeys(named))}",
-                )
+            criteria.add(
+                kind="answer",
+                contains=list(dict.fromkeys(named)),
+                any_of=True,
+                description=f"tells the user what {s.tool.name} did, naming {' or '.join(dict.fromkeys(named))}",
             )
+
+
+def _read_call_criteria(d: Draft, criteria: _Criteria) -> None:
+    """The exact call of each gold read, unless an earlier gold step already showed its record."""
     for i, s in enumerate(d.steps):
         # a read changes nothing, so only the call shows it was made: the exact record asked for (a value
         # "active" in the reply proves nothing when a write's result said "active" too); unless an earlier
@@ -572,51 +585,32 @@ def rubric_from(world: World, d: Draft) -> Rubric:
         key_args = {
             k: v for k, v in s.arguments.items() if k == s.tool.binding.key_param or s.tool.binding.action == "list"
         }
-        criteria.append(
-            Criterion(
-                criterion_id=cid(),
-                kind="call",
-                tool=s.tool.name,
-                arguments=key_args,
-                description=f"calls {s.tool.name} with {key_args}",
-            )
+        criteria.add(
+            kind="call", tool=s.tool.name, arguments=key_args, description=f"calls {s.tool.name} with {key_args}"
         )
+
+
+def _withheld_criteria(d: Draft, criteria: _Criteria) -> None:
+    """Clarification: the call that uses a withheld value comes after the user gave it."""
     for k, v in d.withheld.items():
         s = next((s for s in d.steps if v in map(str, s.arguments.values())), d.steps[0])
         param = next((p for p, a in s.arguments.items() if str(a) == v), None)
-        criteria.append(
-            Criterion(
-                criterion_id=cid(),
-                kind="call",
-                tool=s.tool.name,
-                arguments={param: s.arguments[param]} if param else {},
-                after_user_gives=v,
-                description=f"asks for the {k} before calling {s.tool.name} with it",
-            )
+        criteria.add(
+            kind="call",
+            tool=s.tool.name,
+            arguments={param: s.arguments[param]} if param else {},
+            after_user_gives=v,
+            description=f"asks for the {k} before calling {s.tool.name} with it",
         )
+
+
+def _decline_criteria(d: Draft, criteria: _Criteria) -> None:
+    """Refusal: the agent declines, citing the rule; irrelevance: it says it cannot, and why."""
     if d.rule is not None:
-        criteria.append(
-            Criterion(criterion_id=cid(), kind="judge", description=f"declines, citing the rule: {d.rule.text}")
-        )
+        criteria.add(kind="judge", description=f"declines, citing the rule: {d.rule.text}")
     if d.difficulty == "irrelevance":  # nothing changes; and the agent says it cannot, in some usual words
-        criteria.append(
-            Criterion(
-                criterion_id=cid(),
-                kind="answer",
-                contains=list(DECLINES),
-                any_of=True,
-                description="says it cannot do this",
-            )
-        )
-        criteria.append(
-            Criterion(
-                criterion_id=cid(),
-                kind="judge",
-                description="explains that none of its tools can do what the user asks",
-            )
-        )
-    checkpoints = [f"{s.tool.name}({s.arguments})" for s in d.steps]
-    return Rubric(criteria=criteria, expected_tool_pattern=[s.tool.name for s in d.steps], checkpoints=checkpoints)
+        criteria.add(kind="answer", contains=list(DECLINES), any_of=True, description="says it cannot do this")
+        criteria.add(kind="judge", description="explains that none of its tools can do what the user asks")
 
 
 def blueprint_record(d: Draft, request_source: str, problems: list[str]) -> Blueprint:
