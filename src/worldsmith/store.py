@@ -8,12 +8,15 @@ for a stage are skipped on write, so re-running a stage resumes instead of dupli
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
 import time
+import types
+import typing
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,8 +24,9 @@ from typing import Any, TypeVar
 import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pydantic import TypeAdapter
 
-from worldsmith.records import RECORD_TYPES, Record
+from worldsmith.records import RECORD_TYPES, Part, Record
 
 R = TypeVar("R", bound=Record)
 
@@ -104,6 +108,19 @@ class RunStore:
     def count(self, record_type: type[Record]) -> int:
         return sum(pq.ParquetFile(s).metadata.num_rows for s in self.shards(record_type.stage))
 
+    def views(self, con: duckdb.DuckDBPyConnection, record_types: Iterable[type[Record]]) -> None:
+        """This run's records of each type as a view on `con` named after its stage: the catalog's view
+        (`view_statements`) of this run alone. Queries read the shards; read their rows with `stored_record`."""
+        for record_type in record_types:
+            if self.shards(record_type.stage):
+                pattern = _sql_text(str(self.stage_dir(record_type.stage) / "part-*.parquet"))
+                select = (
+                    f"SELECT {_sql_text(self.run_id)} AS run_id, * FROM read_parquet({pattern}, union_by_name=true)"
+                )
+            else:
+                select = _empty_select(record_type)
+            con.execute(f"CREATE VIEW {record_type.stage} AS {select}")
+
     # ------------------------------------------------------------------ run info
     @property
     def info_path(self) -> Path:
@@ -122,6 +139,41 @@ class RunStore:
             tmp.write_text(json.dumps(info, indent=2, default=str, sort_keys=True))
             os.replace(tmp, self.info_path)
             return info
+
+
+def stored_record(record_type: type[R], row: Mapping[str, Any]) -> R:
+    """A record from a row of some of its stored columns (the ones a query selected), without validating
+    again what `append` validated when it wrote them: JSON columns are parsed and their typed parts (`Part`s)
+    made models; a NULL where the field takes none (a column added after the row was written) is the
+    field's default. Fields whose column the row lacks are left unset: read only what you selected."""
+    data = {}
+    for name, value in row.items():
+        field = record_type.model_fields.get(name)
+        if field is None:
+            continue
+        if name in record_type.json_fields and isinstance(value, str):
+            value = json.loads(value)
+        if value is None and not field.is_required() and not _takes_none(field.annotation):
+            value = field.get_default(call_default_factory=True)
+        elif value is not None and _holds_parts(field.annotation):
+            value = _adapter(field.annotation).validate_python(value)
+        data[name] = value
+    return record_type.model_construct(**data)
+
+
+def _takes_none(annotation: Any) -> bool:
+    return annotation is None or type(None) in typing.get_args(annotation)
+
+
+def _holds_parts(annotation: Any) -> bool:
+    if isinstance(annotation, type) and not isinstance(annotation, types.GenericAlias):
+        return issubclass(annotation, Part)
+    return any(_holds_parts(a) for a in typing.get_args(annotation))
+
+
+@functools.cache
+def _adapter(annotation: Any) -> TypeAdapter:
+    return TypeAdapter(annotation)
 
 
 class BufferedWriter:
@@ -155,6 +207,11 @@ class BufferedWriter:
 
 
 # ------------------------------------------------------------------------ catalog
+
+
+def _sql_text(text: str) -> str:
+    """`text` as an SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _glob(data_dir: Path, stage: str) -> str:
@@ -251,6 +308,23 @@ def latest_run(data_dir: str | os.PathLike) -> str | None:
     """The most recently started run in the catalog."""
     _, rows = query(data_dir, "SELECT run_id FROM runs ORDER BY started_at DESC LIMIT 1")
     return rows[0][0] if rows else None
+
+
+# A run's yield funnel, step by step (`$run`: the run id, quoted): one row (step, n) per step, in order
+YIELD_FUNNEL = """
+    SELECT * FROM (VALUES
+      ('tools', (SELECT count(DISTINCT tool_id) FROM tools WHERE run_id = $run)),
+      ('agents', (SELECT count(DISTINCT agent_id) FROM agents WHERE run_id = $run)),
+      ('tasks', (SELECT count(DISTINCT task_id) FROM tasks WHERE run_id = $run)),
+      ('trajectories', (SELECT count(*) FROM trajectories WHERE run_id = $run)),
+      ('passed', (SELECT count(*) FROM verdicts WHERE run_id = $run AND passed)),
+      ('exported', (SELECT count(*) FROM sft WHERE run_id = $run))) AS f(step, n)"""
+
+
+def yield_funnel(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, int]:
+    """A run's yield funnel (tools, agents, tasks, trajectories, passed, exported: YIELD_FUNNEL) over the
+    catalog's views (`refresh_catalog`) or the run's own (`RunStore.views`)."""
+    return dict(con.execute(YIELD_FUNNEL.replace("$run", _sql_text(run_id))).fetchall())
 
 
 def query_sections(

@@ -12,7 +12,6 @@ folder; what stays in memory across batches is per example a digest and a MinHas
 from __future__ import annotations
 
 import bisect
-import json
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,9 +31,9 @@ from worldsmith.export.sft import (
     dataset_card,
     validation_agents,
 )
-from worldsmith.records import Agent, FaultEvent, Record, Task, ToolCall, ToolSpec, Trajectory, Verdict
+from worldsmith.records import Agent, SFTExample, Task, ToolSpec, Trajectory, Verdict
 from worldsmith.stage import Shard, Stage
-from worldsmith.store import RunStore
+from worldsmith.store import stored_record, yield_funnel
 
 BATCH_ROWS = 1000  # kept trajectories turned into examples at a time
 BUCKET_ROWS = 10_000  # kept trajectories sorted in memory at once (about: bucket bounds come from a sample) ...
@@ -67,21 +66,10 @@ KEPT_COUNT = f"SELECT count(*) {KEPT_FROM}"
 # exact when the sample holds them all
 BUCKET_SAMPLE = f"SELECT t.trajectory_id {KEPT_FROM} USING SAMPLE reservoir({{rows}} ROWS) REPEATABLE (1)"
 SAMPLE_PER_BUCKET = 100
-COUNTS = """SELECT (SELECT count(DISTINCT agent_id) FROM agents), (SELECT count(DISTINCT task_id) FROM tasks),
-                   (SELECT count(*) FROM trajectories), (SELECT count(*) FILTER (WHERE passed) FROM verdicts)"""
 
 
 def export_dir(ctx: RunContext) -> Path:
     return ctx.path(ctx.cfg.export.out_dir) / ctx.run_id
-
-
-def _view(con: duckdb.DuckDBPyConnection, store: RunStore, record_type: type[Record]) -> None:
-    """The stage's shards as a view named after it (an empty table of its schema when it has none)."""
-    if store.shards(record_type.stage):
-        pattern = str(store.stage_dir(record_type.stage) / "part-*.parquet").replace("'", "''")
-        con.execute(f"CREATE VIEW {record_type.stage} AS SELECT * FROM read_parquet('{pattern}', union_by_name=true)")
-    else:
-        con.register(record_type.stage, record_type.arrow_schema().empty_table())
 
 
 def spill_kept(con: duckdb.DuckDBPyConnection, spill: Path, batch_rows: int, bucket_rows: int) -> list[Path]:
@@ -118,16 +106,6 @@ def read_sorted(buckets: list[Path], batch_rows: int) -> Iterator[pa.RecordBatch
             yield from bucket.take(order[i : i + batch_rows]).to_batches()
 
 
-def _trajectory(row: dict[str, Any]) -> Trajectory:
-    # The store validated these rows when it wrote them; model_construct leaves out the fields the export does not read
-    # (and skips validating the messages again); the calls and faults it reads are typed.
-    data = {c: json.loads(row[c]) if c in Trajectory.json_fields else row[c] for c in TRAJECTORY_COLUMNS}
-    data["calls"] = [ToolCall.model_validate(c) for c in data["calls"]]
-    data["faults"] = [FaultEvent.model_validate(f) for f in data["faults"]]
-    data["reply_resamples"] = data["reply_resamples"] or 0  # NULL in shards written before the field
-    return Trajectory.model_construct(**data)
-
-
 def run(
     ctx: RunContext, shard: Shard | None = None, batch_rows: int = BATCH_ROWS, bucket_rows: int = BUCKET_ROWS
 ) -> dict[str, Any]:
@@ -137,13 +115,12 @@ def run(
     with tempfile.TemporaryDirectory(prefix=f"{out.name}.spill-", dir=out.parent) as spill:
         # closed before the examples are made, so its memory is given back
         with duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": spill}) as con:
-            for record_type in (ToolSpec, Agent, Task, Trajectory, Verdict):
-                _view(con, ctx.store, record_type)
+            ctx.store.views(con, (ToolSpec, Agent, Task, Trajectory, Verdict, SFTExample))
             tools = {
                 tool_id: ToolInfo(server, source)
                 for tool_id, server, source in con.execute("SELECT tool_id, server, source FROM tools").fetchall()
             }
-            n_agents, n_tasks, n_trajectories, n_passed = con.execute(COUNTS).fetchall()[0]
+            funnel = yield_funnel(con, ctx.run_id)  # its `exported` is this export's, counted below
             held = validation_agents([a for (a,) in con.execute(KEPT_AGENTS).fetchall()], cfg.validation_fraction)
             buckets = spill_kept(con, Path(spill), batch_rows, bucket_rows)
         builder = ExampleBuilder(ctx.run_id, cfg, held)
@@ -153,20 +130,13 @@ def run(
                 for row in batch.to_pylist():
                     task = TaskInfo(row["difficulty"]) if row["has_task"] else None
                     agent = AgentInfo(row["domain"], row["tool_ids"]) if row["has_agent"] else None
-                    example = builder.add(_trajectory(row), row["critic_score"], task, agent)
+                    trajectory = stored_record(Trajectory, {c: row[c] for c in TRAJECTORY_COLUMNS})
+                    example = builder.add(trajectory, row["critic_score"], task, agent)
                     if example is not None:
                         writer.write(example)
                         examples.append(example)
                 ctx.store.append(examples)
-            n_examples = sum(writer.counts.splits.values())
-            funnel = {
-                "tools": len(tools),
-                "agents": n_agents,
-                "tasks": n_tasks,
-                "trajectories": n_trajectories,
-                "passed": n_passed,
-                "exported": n_examples,
-            }
+            n_examples = funnel["exported"] = sum(writer.counts.splits.values())
             models = {
                 r: ctx.cfg.llm.model_for(r) for r in ("agent", "user_sim", "tool_sim", "critic")
             }  # the policy's name when llm.policy is on

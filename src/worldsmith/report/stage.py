@@ -20,19 +20,12 @@ import duckdb
 from worldsmith.plots import bars, funnel_steps, hist, percent, svg
 from worldsmith.plots import funnel as funnel_plot
 from worldsmith.stage import Shard, Stage
-from worldsmith.store import refresh_catalog
+from worldsmith.store import YIELD_FUNNEL, refresh_catalog
 
 TRAJECTORIES_PAGE = "trajectories.html"
 
 QUERIES = {
-    "funnel": """
-        SELECT * FROM (VALUES
-          ('tools', (SELECT count(*) FROM tools WHERE run_id = $run)),
-          ('agents', (SELECT count(*) FROM agents WHERE run_id = $run)),
-          ('tasks', (SELECT count(*) FROM tasks WHERE run_id = $run)),
-          ('trajectories', (SELECT count(*) FROM trajectories WHERE run_id = $run)),
-          ('passed', (SELECT count(*) FROM verdicts WHERE run_id = $run AND passed)),
-          ('exported', (SELECT count(*) FROM sft WHERE run_id = $run))) AS f(step, n)""",
+    "funnel": YIELD_FUNNEL,
     "by_difficulty": """
         SELECT t.difficulty AS label, count(*) AS n, count(*) FILTER (WHERE v.passed) AS passed
         FROM trajectories r JOIN tasks t USING (run_id, task_id) LEFT JOIN verdicts v USING (run_id, trajectory_id)
