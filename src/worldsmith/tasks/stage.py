@@ -134,22 +134,29 @@ async def write_request(
     return plain, "template", problems
 
 
-async def make_tasks(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
-    cfg = ctx.cfg.tasks
-    tools_by_id = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
-    worlds = {w.world_id: w for w in ctx.store.read(World)}
-    agents = ctx.store.read(Agent)
+def stored_or_refused(ctx: RunContext) -> set[str]:
+    """The task ids an earlier run already made or refused: a re-run does only what is missing."""
     done = ctx.store.existing_ids(Task)
     done |= {
         r.payload.get("task_id") for r in ctx.store.read(Rejection) if r.kind == "task" and isinstance(r.payload, dict)
     }
-    writer = ctx.store.writer(Task, flush_every=16)
-    rejections = ctx.store.writer(Rejection, flush_every=16)
-    counts = {"new": 0, "rejected": 0, "failed_calls": 0, "requests_by_llm": 0, "requests_by_template": 0}
+    return done
 
-    def reject(task_id: str, reason: str, detail: str, payload: dict[str, Any]) -> None:
-        counts["rejected"] += 1
-        rejections.add(
+
+class TaskMaker:
+    """One run of the stage over a shard: makes each task (blueprint or free-form), validates
+    it and writes it, or records its refusal with the reason; `counts` are the stage's counts."""
+
+    def __init__(self, ctx: RunContext, tools_by_id: dict[str, ToolSpec], worlds: dict[str, World]):
+        self.ctx, self.cfg = ctx, ctx.cfg.tasks
+        self.tools_by_id, self.worlds = tools_by_id, worlds
+        self.writer = ctx.store.writer(Task, flush_every=16)
+        self.rejections = ctx.store.writer(Rejection, flush_every=16)
+        self.counts = {"new": 0, "rejected": 0, "failed_calls": 0, "requests_by_llm": 0, "requests_by_template": 0}
+
+    def reject(self, task_id: str, reason: str, detail: str, payload: dict[str, Any]) -> None:
+        self.counts["rejected"] += 1
+        self.rejections.add(
             Rejection(
                 rejection_id=content_id("task", task_id, prefix="rej_"),
                 kind="task",
@@ -160,50 +167,73 @@ async def make_tasks(ctx: RunContext, shard: Shard | None = None) -> dict[str, A
             )
         )
 
-    async def blueprint_task(client, agent: Agent, tools: list[ToolSpec], difficulty: str, task_id: str) -> Task | None:
-        world = worlds.get(agent.world_id or "")
-        if world is None:
-            reject(
-                task_id,
-                "no_world",
-                f"agent {agent.agent_id} has no world (no bound tool in its bundle)",
-                {"agent_id": agent.agent_id},
+    def call_failed(self, rejection_id: str, subject: str, r, payload: dict[str, Any]) -> None:
+        """A model call that gave no usable output, recorded (it was counted before its id was made)."""
+        self.rejections.add(
+            Rejection(
+                rejection_id=rejection_id,
+                kind="llm_output",
+                subject=subject,
+                reason=r.error_kind or "error",
+                detail=r.error or "",
+                payload=payload,
             )
+        )
+
+    async def one(self, client, agent: Agent, k: int) -> None:
+        """The agent's k-th task, made, validated and written (or refused)."""
+        cfg = self.cfg
+        # each agent starts at its own place in the difficulty list, so one task per agent still covers all
+        difficulty = cfg.difficulties[(zlib.crc32(agent.agent_id.encode()) + k) % len(cfg.difficulties)]
+        task_id = task_id_for(agent, k)
+        tools = [self.tools_by_id[t] for t in agent.tool_ids if t in self.tools_by_id]
+        if cfg.mode == "blueprint":
+            task = await self.blueprint_task(client, agent, tools, difficulty, task_id)
+        else:
+            task, failed = await write_freeform(self.ctx, client, agent, tools, difficulty, task_id, k)
+            if failed is not None:
+                self.counts["failed_calls"] += 1
+                rejection_id = content_id("task-call", task_id, failed.error, prefix="rej_")
+                self.call_failed(
+                    rejection_id, f"task/{task_id}", failed, {"raw": failed.raw, "agent_id": agent.agent_id}
+                )
+        if task is None:
+            return
+        problem = validate_task(task, {t.name: t for t in tools}, cfg.max_state_bytes)
+        if problem:
+            self.reject(task_id, problem[0], problem[1], {"task": task.to_row() | {"created_at": None}})
+            return
+        self.counts["new"] += 1
+        self.writer.add(task)
+
+    async def blueprint_task(
+        self, client, agent: Agent, tools: list[ToolSpec], difficulty: str, task_id: str
+    ) -> Task | None:
+        """A blueprint task: a draft executed on the agent's world, then the user's request written around it."""
+        world = self.worlds.get(agent.world_id or "")
+        if world is None:
+            detail = f"agent {agent.agent_id} has no world (no bound tool in its bundle)"
+            self.reject(task_id, "no_world", detail, {"agent_id": agent.agent_id})
             return None
-        draft, failure = None, None
-        for attempt in range(cfg.blueprint_attempts):
-            seed = zlib.crc32(f"{ctx.seed}:{task_id}:{attempt}".encode())
-            try:
-                draft = sample_blueprint(world, tools, difficulty, seed, tuple(cfg.world_records))
-                break
-            except BlueprintFailure as exc:
-                failure = exc
-        if draft is None:
-            reject(task_id, failure.reason, failure.detail, {"agent_id": agent.agent_id, "difficulty": difficulty})
+        try:
+            draft, seed = self.sample_draft(world, tools, difficulty, task_id)
+        except BlueprintFailure as failure:
+            self.reject(task_id, failure.reason, failure.detail, {"agent_id": agent.agent_id, "difficulty": difficulty})
             return None
         rng = random.Random(seed)
         persona = Persona(**{k: rng.choice(v) for k, v in PERSONAS.items()})
 
         def failed(r) -> None:
-            counts["failed_calls"] += 1
-            rejections.add(
-                Rejection(
-                    rejection_id=content_id("request-call", task_id, counts["failed_calls"], r.error, prefix="rej_"),
-                    kind="llm_output",
-                    subject=f"request/{task_id}",
-                    reason=r.error_kind or "error",
-                    detail=r.error or "",
-                    payload={"raw": r.raw},
-                )
-            )
+            self.counts["failed_calls"] += 1
+            rejection_id = content_id("request-call", task_id, self.counts["failed_calls"], r.error, prefix="rej_")
+            self.call_failed(rejection_id, f"request/{task_id}", r, {"raw": r.raw})
 
-        request, source, problems = await write_request(ctx, client, draft, persona, world, seed, failed)
+        request, source, problems = await write_request(self.ctx, client, draft, persona, world, seed, failed)
         if not request:
-            reject(
-                task_id, "request_refused", "; ".join(problems)[:500], {"agent_id": agent.agent_id, "goal": draft.goal}
-            )
+            detail = "; ".join(problems)[:500]
+            self.reject(task_id, "request_refused", detail, {"agent_id": agent.agent_id, "goal": draft.goal})
             return None
-        counts[f"requests_by_{source}"] += 1
+        self.counts[f"requests_by_{source}"] += 1
         return Task(
             task_id=task_id,
             agent_id=agent.agent_id,
@@ -216,36 +246,25 @@ async def make_tasks(ctx: RunContext, shard: Shard | None = None) -> dict[str, A
             blueprint=blueprint_record(draft, source, problems),
         )
 
-    async def one(client, agent: Agent, k: int) -> None:
-        # each agent starts at its own place in the difficulty list, so one task per agent still covers all
-        difficulty = cfg.difficulties[(zlib.crc32(agent.agent_id.encode()) + k) % len(cfg.difficulties)]
-        task_id = task_id_for(agent, k)
-        tools = [tools_by_id[t] for t in agent.tool_ids if t in tools_by_id]
-        if cfg.mode == "blueprint":
-            task = await blueprint_task(client, agent, tools, difficulty, task_id)
-        else:
-            task, failed = await write_freeform(ctx, client, agent, tools, difficulty, task_id, k)
-            if failed is not None:
-                counts["failed_calls"] += 1
-                rejections.add(
-                    Rejection(
-                        rejection_id=content_id("task-call", task_id, failed.error, prefix="rej_"),
-                        kind="llm_output",
-                        subject=f"task/{task_id}",
-                        reason=failed.error_kind or "error",
-                        detail=failed.error or "",
-                        payload={"raw": failed.raw, "agent_id": agent.agent_id},
-                    )
-                )
-        if task is None:
-            return
-        problem = validate_task(task, {t.name: t for t in tools}, cfg.max_state_bytes)
-        if problem:
-            reject(task_id, problem[0], problem[1], {"task": task.to_row() | {"created_at": None}})
-            return
-        counts["new"] += 1
-        writer.add(task)
+    def sample_draft(self, world: World, tools: list[ToolSpec], difficulty: str, task_id: str) -> tuple[Draft, int]:
+        """(draft, its seed) from the first of `blueprint_attempts` seeds that makes one; else the last failure."""
+        failure = None
+        for attempt in range(self.cfg.blueprint_attempts):
+            seed = zlib.crc32(f"{self.ctx.seed}:{task_id}:{attempt}".encode())
+            try:
+                return sample_blueprint(world, tools, difficulty, seed, tuple(self.cfg.world_records)), seed
+            except BlueprintFailure as exc:
+                failure = exc
+        raise failure
 
+
+async def make_tasks(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
+    cfg = ctx.cfg.tasks
+    tools_by_id = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
+    worlds = {w.world_id: w for w in ctx.store.read(World)}
+    agents = ctx.store.read(Agent)
+    done = stored_or_refused(ctx)
+    maker = TaskMaker(ctx, tools_by_id, worlds)
     jobs = [
         (a, k)
         for a in agents
@@ -254,9 +273,9 @@ async def make_tasks(ctx: RunContext, shard: Shard | None = None) -> dict[str, A
         if task_id_for(a, k) not in done
     ]
     async with ctx.client() as client:
-        with writer, rejections:
-            await gather_with_progress("tasks", [one(client, a, k) for a, k in jobs], total=len(jobs))
-    return {"tasks": ctx.store.count(Task), **counts}
+        with maker.writer, maker.rejections:
+            await gather_with_progress("tasks", [maker.one(client, a, k) for a, k in jobs], total=len(jobs))
+    return {"tasks": ctx.store.count(Task), **maker.counts}
 
 
 def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
