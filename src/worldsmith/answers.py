@@ -6,8 +6,9 @@
 - dates match in any common format: "2026-03-14", "March 14, 2026", "14 March 2026",
   "Mar 14" (no year: month and day must agree), "03/14/2026" or "14/03/2026";
 - times match in 12- or 24-hour form: "22:00:00" is "10:00 PM" or "10 PM";
-- anything else is a phrase, matched case- and spacing-insensitively as whole words, so
-  "ship" does not match inside "shipped" (and, as numbers, "12" does not match "120").
+- anything else is a phrase, matched case- and spacing-insensitively as whole words, with an
+  underscore read as a space or hyphen ("checked_in" is "checked in"), so "ship" does not
+  match inside "shipped" (and, as numbers, "12" does not match "120").
   A phrase with a negation in the 3 words before it, in the same clause ("has not
   shipped", "isn't shipped", "never shipped") does not count.
 A number inside a date, a time or an id is part of that value, not a number of its own:
@@ -227,7 +228,8 @@ def mentions(value: Any, texts: list[str]) -> tuple[bool, str]:
     negated: list[str] = []
     for i, text in enumerate(texts):
         if kind == "phrase":
-            phrase = re.escape(next(iter(forms))).replace(r"\ ", r"\s+")
+            # an enum value's underscores read as spaces or hyphens: "premium_economy" is "premium economy"
+            phrase = r"[\s_-]+".join(map(re.escape, re.split(r"[\s_]+", next(iter(forms)))))
             for m in re.finditer(rf"(?<!\w){phrase}(?!\w)", _norm(text), re.IGNORECASE):
                 before = re.split(r"[.!?;:,]", _norm(text)[: m.start()])[-1].lower().split()[-3:]
                 snippet = _norm(text)[max(0, m.start() - 30) : m.end() + 30]
