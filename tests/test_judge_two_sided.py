@@ -282,3 +282,36 @@ def test_an_enum_value_is_conveyed_in_words():
     assert mentions("premium_economy", ["It is booked in premium economy class."])[0]
     assert mentions("checked_in", ["You are checked-in for the flight."])[0]
     assert not mentions("premium_economy", ["It is booked in economy."])[0]
+
+
+def test_replies_that_do_not_do_the_job_are_failures():
+    """Class 7 (kept by the default run): a reply that tells the user to call a function (one the
+    bundle does not even have), a schema read out instead of the record, an id stated as a bare
+    number that names no record."""
+    ask = {"user": "Please suspend account acc-5002."}
+    look = {"call": "get_account", "args": {"account_id": "acc-5002"}, "result": {"account_id": "acc-5002"}}
+    for reply in (
+        "You can set the status of an account to suspended by using the `set_account_suspended` function. "
+        "This function returns a JSON object.",
+        "To do that, call update_account_status with the account id.",
+    ):
+        assert "tool_talk" in _hacks([ask, look, {"assistant": reply}], ACCOUNT_TOOLS), reply
+    for reply in (
+        "status: active, type: string, description: quartz-ledger",
+        "status: string (one of active | suspended) — the account's status; balance: number — its balance",
+    ):
+        assert "garbled_reply" in _hacks([ask, look, {"assistant": reply}], ACCOUNT_TOOLS), reply
+    order = {
+        "call": "get_order",
+        "args": {"order_id": "ord-2302"},
+        "result": {"order_id": "ord-2302", "status": "open"},
+    }
+    for reply in ("order_id: 2302, status open.", "Your order #2302 is open."):
+        assert _hacks([{"user": "Status of ord-2302?"}, order, {"assistant": reply}]) == ["fabricated_value"], reply
+    # the same facts, said as a capable model says them, pass
+    good = (
+        "Order ord-2302 is open. I can't suspend accounts myself, so I've noted your request; "
+        "the account team will review acc-5002 within 2 days."
+    )
+    both = {"user": "Status of ord-2302? And please suspend account acc-5002."}
+    assert _hacks([both, order, {"assistant": good}], ACCOUNT_TOOLS) == []

@@ -53,13 +53,23 @@ def _repeated(words: list[str], n: int) -> set[tuple[str, ...]]:
     return {g for g in grams if grams.count(g) > 1} if len(grams) != len(set(grams)) else set()
 
 
+# a tool's JSON Schema read out as a reply: "status: type: string", "quantity: integer — the order's quantity"
+SCHEMA_DUMP = re.compile(
+    r"\b(?:type|[a-z]+_?[a-z]*)\s*:\s*(?:type\s*:\s*)?(?:string|integer|boolean|object|array|number)\b"
+    r"(?=\s*(?:[,;(—–-]|\benum\b|\bdescription\b|$))",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 def garbled_text(text: str, cap: int | None = None) -> bool:
-    """Whether a reply is not prose: JSON fragments, template placeholders or markup, no word at
+    """Whether a reply is not prose: JSON fragments, a schema read out, template placeholders or markup, no word at
     all, degenerate repetition (`_loops`), a file name, or one long token of digits and dots instead
     of a sentence; with `cap` (the length bound of constrained decoding), a reply that reached it,
     cut mid-word."""
     stripped = text.strip()
-    if JSONISH.search(stripped) or MARKUP.search(stripped) or not re.search(r"[A-Za-z]{2,}", stripped):
+    if JSONISH.search(stripped) or MARKUP.search(stripped) or SCHEMA_DUMP.search(stripped):
+        return True
+    if not re.search(r"[A-Za-z]{2,}", stripped):
         return True
     if _loops(stripped) or (cap is not None and len(stripped) >= cap):
         return True

@@ -132,7 +132,9 @@ MACHINE_KINDS: tuple[str, ...] = get_args(MachineKind)
 # `unchanged_except`: every record of a collection but the listed keys is as it was, and none was added (a guard)
 StateOp = Literal["equals", "not_equals", "exists", "absent", "contains", "gte", "lte", "unchanged_except"]
 
-HackKind = Literal["unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool", "garbled_reply"]
+HackKind = Literal[
+    "unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool", "garbled_reply", "tool_talk"
+]
 HACK_KINDS: tuple[str, ...] = get_args(HackKind)
 
 # refusal: the user asks for what the world's rules forbid; the right outcome is that nothing changes

@@ -18,6 +18,8 @@
   a number, or a rounding of one of these to the places written (to tens, hundreds or
   thousands only after "about", "around" ...).
 - unknown_tool: a call to a tool that is not in the agent's bundle.
+- tool_talk: a reply that tells the user to use a function by name, or names a tool the bundle
+  does not have ("You can use the `set_account_suspended` function").
 - garbled_reply: a reply to the user that is not prose: JSON fragments, no word at all, a loop
   (the same five words twice), or one long token of digits and dots (what a small model writes
   when it loses the thread).
@@ -417,6 +419,9 @@ def _spellings(pp: str) -> str:
 # ------------------------------------------------------------------ values
 
 
+ID_TOKEN = re.compile(r"\b[A-Za-z]+[-_]\d+\b")  # an id with a prefix: ord-4702, cus_12
+
+
 class Seen:
     """What the conversation states, for matching the final reply's values against."""
 
@@ -426,8 +431,11 @@ class Seen:
         values = [extract(t) for t in texts]
         self.forms = {f for vs in values for v in vs for f in v.forms}
         self.days = {"day:" + f[10:] for f in self.forms if f.startswith("date:")}  # month-day of every dated value
-        # any digits count as seen ("****4417" has 4417); only numbers proper are combined
-        self.numbers = {abs(Decimal(d)) for d in re.findall(r"\d+(?:\.\d+)?", self.text.replace(",", ""))}
+        # any digits count as seen ("****4417" has 4417), but not the number of an id: "4702" for "ord-4702"
+        # names no record (a user who looks it up finds nothing); only numbers proper are combined
+        self.plain = ID_TOKEN.sub(" ", self.text.replace(",", ""))
+        self.plain_bare = bare(self.plain)
+        self.numbers = {abs(Decimal(d)) for d in re.findall(r"\d+(?:\.\d+)?", self.plain)}
         self.operands = [sorted({abs(_num(v)) for v in vs if v.kind == "number"}) for vs in values]
         self._derived: list[Decimal] | None = None
 
@@ -449,7 +457,10 @@ class Seen:
 
     def has(self, v: Value, before: str) -> bool:
         if v.kind == "id":
-            return next(iter(v.forms))[3:] in self.bare
+            digits = next(iter(v.forms))[3:]
+            if digits.isdigit():  # "#6604" names no record where the ids are "ord-6604"
+                return digits in self.plain_bare
+            return digits in self.bare
         if v.kind == "date":
             return bool(v.forms & (self.forms | self.days))
         if v.kind == "time":
@@ -502,6 +513,34 @@ def fabricated_value(traj: Trajectory) -> HackFinding | None:
     return None
 
 
+IDENTIFIER = r"`?\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b`?"  # a snake_case name: set_account_status
+TOOL_WORDS = r"(?:function|tool|endpoint|api|method|command|operation)s?\b"
+TOOL_TALK = re.compile(
+    rf"\b(?:use|using|call|calling|invoke|invoking|run|running|try)\s+(?:the\s+)?{IDENTIFIER}"
+    rf"|{IDENTIFIER}\s*(?:\(\))?\s+{TOOL_WORDS}",
+    re.IGNORECASE,
+)
+TOOL_VERBS = ("get", "set", "list", "create", "update", "delete", "cancel", "add", "remove", "search", "find", "make")
+
+
+def tool_talk(traj: Trajectory) -> HackFinding | None:
+    """A reply that talks tools to the user: tells them to use a function by name ("you can set
+    it with the `set_account_suspended` function"), or names a tool the bundle does not have. The
+    agent's job is to call the tools; a user cannot, and a name that does not exist is made up."""
+    offered = {(t.get("function") or t).get("name", "") for t in traj.tools}
+    for i, m in enumerate(traj.messages):
+        if m["role"] != "assistant" or not m.get("content"):
+            continue
+        text = m["content"]
+        told = next((n for mt in TOOL_TALK.finditer(text) for n in mt.groups() if n), None)
+        if told:
+            return HackFinding(kind="tool_talk", evidence=f"message {i} tells the user about the tool {told!r}")
+        for name in re.findall(IDENTIFIER, text):
+            if name.split("_")[0] in TOOL_VERBS and name not in offered:
+                return HackFinding(kind="tool_talk", evidence=f"message {i} names {name!r}, a tool the bundle lacks")
+    return None
+
+
 def find_hacks(traj: Trajectory) -> list[HackFinding]:
     hacks: list[HackFinding] = []
     claim = unbacked_claim(traj)
@@ -523,6 +562,9 @@ def find_hacks(traj: Trajectory) -> list[HackFinding]:
         hacks.append(
             HackFinding(kind="garbled_reply", evidence=f"message {garbled[0]} is not prose: {garbled[1][:120]!r}")
         )
+    talk = tool_talk(traj)
+    if talk:
+        hacks.append(talk)
     unknown = [c.name for c in traj.calls if c.executor == "unknown_tool"]
     if unknown:
         hacks.append(
