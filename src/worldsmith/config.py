@@ -305,11 +305,11 @@ class EvolveConfig(Strict):
 class BundleConfig(Strict):
     """Tool bundles sampled from the tool graph: the seeds of agents."""
 
+    enabled: bool = True
     count: PositiveInt = 8
     size_min: PositiveInt = 2
     size_max: PositiveInt = 3
     # share of crawled (real) tools in a bundle, where the graph allows; 0: none (the CPU default: their semantics
-    enabled: bool = True
     # are unknown, so the LLM tool simulator plays them, which a 135M model fails; a GPU run: 0.5)
     real_ratio: Probability = 0.0
     distractors: NonNegInt = 1  # tools from other domains added to each bundle
@@ -478,8 +478,6 @@ class JudgeConfig(Strict):
     concurrency: PositiveInt = 8
 
 
-class ExportConfig(Strict):
-    """The SFT dataset made of the trajectories the judge kept."""
 # The export's file formats by name: export/formats.py registers a class under each, in this order
 # (tests/test_export.py checks they agree). The config sits below the export stage, so it names them
 # instead of importing the registry. jsonl is what finetune and eval read, so every export writes it.
@@ -487,6 +485,8 @@ EXPORT_FORMATS: tuple[str, ...] = ("parquet", "jsonl", "openai", "sharegpt")
 TRAINING_FORMAT = "jsonl"
 
 
+class ExportConfig(Strict):
+    """The SFT dataset made of the trajectories the judge kept."""
 
     enabled: bool = True
     out_dir: str = "data/exports"  # <out_dir>/<run_id>/: a folder per format, README.md (dataset card)
@@ -590,11 +590,11 @@ class PipelineConfig(Strict):
     worlds: WorldsConfig = WorldsConfig()
     crawl: CrawlConfig = CrawlConfig()
     tools: ToolsConfig = ToolsConfig()
+    bundles: BundleConfig = BundleConfig()
     agents: AgentsConfig = AgentsConfig()
     tasks: TasksConfig = TasksConfig()
     rollouts: RolloutsConfig = RolloutsConfig()
     judge: JudgeConfig = JudgeConfig()
-    bundles: BundleConfig = BundleConfig()
     export: ExportConfig = ExportConfig()
     report: ReportConfig = ReportConfig()
     finetune: FinetuneConfig = FinetuneConfig()
@@ -626,16 +626,16 @@ class PipelineConfig(Strict):
                 section = section[name]
             if section.get(key, 0) is None:
                 del section[key]
-        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()[:12]
-
-
         # bundles was tools.bundles, without `enabled`, when runs were made: hashed there (and its `enabled`
         # left out while true, the behaviour before it existed), so those runs keep their ids
         bundles = data.pop("bundles")
         if bundles["enabled"] is True:
             del bundles["enabled"]
         data["tools"]["bundles"] = bundles
+        canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
 def resolve_path(root: Path, value: str | os.PathLike) -> Path:
     """A config path: absolute as given, else relative to the project root (the config's folder)."""
     p = Path(value).expanduser()
