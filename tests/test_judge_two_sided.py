@@ -12,7 +12,7 @@ from worldsmith.judge.stage import decide
 from worldsmith.records import ToolCall, Trajectory
 from worldsmith.tasks.blueprint import sample_blueprint
 
-CFG = JudgeConfig(critic=False, require_judge_criteria=False)
+CFG = JudgeConfig(critic=False)  # the default policy: judge criteria required, by their deterministic form
 UPDATE_CUSTOMER = tool("customers", "update")
 BY_NAME.setdefault(UPDATE_CUSTOMER.name, UPDATE_CUSTOMER)
 
@@ -315,3 +315,45 @@ def test_replies_that_do_not_do_the_job_are_failures():
     )
     both = {"user": "Status of ord-2302? And please suspend account acc-5002."}
     assert _hacks([both, order, {"assistant": good}], ACCOUNT_TOOLS) == []
+
+
+def _drawn(difficulty: str, tools: list, seeds: int = 30):
+    from worldsmith.tasks.blueprint import BlueprintFailure
+
+    for seed in range(seeds):
+        try:
+            return sample_blueprint(WORLD, tools, difficulty, seed)
+        except BlueprintFailure:
+            continue
+    raise AssertionError(f"no {difficulty} blueprint in {seeds} seeds")
+
+
+def test_refusal_and_irrelevance_criteria_are_required_by_default_in_a_deterministic_form():
+    """Class 8: with the critic off and `require_judge_criteria: false`, refusal and irrelevance
+    criteria were not enforced in any shipped data. The default now requires them: the end state
+    holds (the guards) and a reply declines."""
+    assert JudgeConfig().require_judge_criteria
+    tools = [BY_NAME["get_order"], BY_NAME["delete_order"], BY_NAME["update_order_status"]]
+    d = _drawn("refusal", tools)
+    task = _task(d)
+    key = d.facts["order id"]
+    why = next(iter(d.asked.values()))
+    judged = [c for c in task.rubric.criteria if c.kind == "judge"]
+    assert judged and all(c.declines for c in judged)
+    declined = _trajectory(
+        task, [("get_order", {"order_id": key})], f"Order {key} is {why}, so I can't do that for you."
+    )
+    v = decide(CFG, task, declined, None)
+    assert v.passed, v.reasons
+    assert any(r.kind == "judge" and r.passed and r.source == "deterministic" for r in v.criteria)
+    # the reason stated but no decline: the judge criterion fails (it was unenforced before)
+    vague = _trajectory(task, [("get_order", {"order_id": key})], f"Order {key} is {why}. Have a nice day.")
+    v = decide(CFG, task, vague, None)
+    assert not v.passed and any(r.startswith("criterion:judge:") for r in v.reasons), v.reasons
+    # irrelevance: a capable model's decline in its own words passes
+    irrelevant = _task(_drawn("irrelevance", tools))
+    reply = "Changing your shipping address isn't something I'm able to do with the tools I have here."
+    v = decide(CFG, irrelevant, _trajectory(irrelevant, [], reply), None)
+    assert v.passed, v.reasons
+    v = decide(CFG, irrelevant, _trajectory(irrelevant, [], "Sure, here is what I found."), None)
+    assert not v.passed

@@ -220,6 +220,25 @@ def _date_matches(expected: frozenset[str], stated: frozenset[str]) -> bool:
     return bool(stated & (expected | days))
 
 
+# a reply that declines: "I can't", "isn't something I'm able to do", "that's not allowed", "no tool for that"
+DECLINE = re.compile(
+    r"\b(?:cannot|can't|can ?not|unable|won't be able|not able|not possible|isn't possible|isn't something"
+    r"|not something (?:i|we)|not allowed|not permitted|isn't allowed|no tool|not supported|not authori[sz]ed"
+    r"|(?:don't|do not|doesn't|does not) (?:have|support|allow|permit|offer)|can only (?:help|assist)"
+    r"|outside (?:of )?(?:what|my|the scope)|beyond (?:what|my)|against (?:our|the) (?:policy|rules))\b",
+    re.IGNORECASE,
+)
+
+
+def declines(texts: list[str]) -> tuple[bool, str]:
+    """(passed, evidence): whether a reply of the agent declines the request, in any usual words."""
+    for i, text in enumerate(texts):
+        m = DECLINE.search(_norm(text))
+        if m:
+            return True, f"reply {i} declines: {_norm(text)[max(0, m.start() - 30) : m.end() + 40]!r}"
+    return False, "no reply declines"
+
+
 def mentions(value: Any, texts: list[str]) -> tuple[bool, str]:
     """(passed, evidence): whether any of `texts` (the agent's replies) conveys `value`."""
     kind, forms = value_forms(value)

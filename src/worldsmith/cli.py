@@ -214,26 +214,12 @@ def crawl(
     ] = None,
 ) -> None:
     """Install and start the MCP servers of tool_specs/servers.yaml, list their tools, refresh the snapshot."""
-    from worldsmith.config import data_dir
-    from worldsmith.mcp import ServerListError, run_crawl
+    from worldsmith import commands
+    from worldsmith.mcp import ServerListError
 
     cfg, root = _load(config, set_)
-
-    def path(p: str) -> Path:
-        q = Path(p).expanduser()
-        return q if q.is_absolute() else root / q
-
     try:
-        summary = run_crawl(
-            path(cfg.tools.servers_file),
-            path(cfg.tools.snapshot_dir),
-            path(cfg.crawl.cache_dir),
-            data_dir(cfg, root) / "logs" / "crawl",
-            concurrency=cfg.crawl.concurrency,
-            timeout_s=cfg.crawl.timeout_s,
-            only=server,
-            log=lambda m: err.print(m, highlight=False, markup=False),
-        )
+        summary = commands.crawl(cfg, root, server, log=lambda m: err.print(m, highlight=False, markup=False))
     except ServerListError as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         raise typer.Exit(2) from None
@@ -268,19 +254,17 @@ def eval_(
     ] = None,
 ) -> None:
     """Play the run's held-out tasks with the model as the agent policy (and the base model), judge them, compare."""
-    from worldsmith.evaluate import evaluate_models
-    from worldsmith.evaluate.play import comparison_rows, eval_plan
+    from worldsmith import commands
+    from worldsmith.evaluate.play import comparison_rows
     from worldsmith.llm.client import ServerUnavailable
     from worldsmith.llm.server import ServerError
-
-    cfg, root = _load(config, set_)
-    models, source = eval_plan(cfg, root, run_id, model, dataset, label, base)
     from worldsmith.pipeline import stop_on_sigterm
 
+    cfg, root = _load(config, set_)
     stop_on_sigterm()
     try:
-        results, report_path = evaluate_models(
-            cfg, root, models, run_id=run_id, dataset=source, log=lambda m: err.print(m, highlight=False, markup=False)
+        evaluation = commands.evaluate(
+            cfg, root, run_id, model, dataset, label, base, log=lambda m: err.print(m, highlight=False, markup=False)
         )
     except (ValueError, ServerError, ServerUnavailable) as exc:
         err.print(f"[red]error:[/red] {exc}", highlight=False)
@@ -290,11 +274,11 @@ def eval_(
         raise typer.Exit(130) from None
     _print_table(
         "eval: held-out tasks",
-        ["", *[f"{r.label} ({r.mode})" for r in results]],
-        [(t, *cells) for t, cells in comparison_rows(results)],
+        ["", *[f"{r.label} ({r.mode})" for r in evaluation.results]],
+        [(t, *cells) for t, cells in comparison_rows(evaluation.results)],
         max_width=70,
     )
-    console.print(f"report: {report_path}")
+    console.print(f"report: {evaluation.report}")
 
 
 def _print_table(title: str, columns: list[str], rows: list[tuple], max_width: int = 60) -> None:
@@ -400,13 +384,12 @@ def finetune(
         TimeRemainingColumn,
     )
 
-    from worldsmith.finetune.loop import TrainingStopped, finetune_paths, train
+    from worldsmith import commands
+    from worldsmith.finetune.loop import TrainingStopped
+    from worldsmith.pipeline import stop_on_sigterm
 
     cfg, root = _load(config, set_)
     ft = cfg.finetune
-    source, out = finetune_paths(cfg, root, run_id, dataset)
-    from worldsmith.pipeline import stop_on_sigterm
-
     stop_on_sigterm()
     with Progress(
         TextColumn("[bold]finetune"),
@@ -424,7 +407,9 @@ def finetune(
             bar.update(task, completed=done, status=f"loss {loss:.4f} · {rate:.0f} tok/s")
 
         try:
-            result = train(ft, source, out, log=lambda m: err.print(m, highlight=False), progress=progress)
+            result = commands.finetune(
+                cfg, root, run_id, dataset, log=lambda m: err.print(m, highlight=False), progress=progress
+            )
         except (ValueError, TrainingStopped) as exc:
             err.print(f"[red]error:[/red] {exc}", highlight=False)
             raise typer.Exit(1) from None

@@ -471,8 +471,9 @@ class JudgeConfig(Strict):
     require_deterministic: bool = True  # every state / call / answer criterion passes
     reject_hacks: list[HackKind] = Field(default_factory=lambda: list(HACK_KINDS))
     min_critic_score: Annotated[int, Field(ge=0, le=10)] = 6  # 0: the score does not matter
-    # the task's `judge` criteria pass by the critic (with the critic off: true drops every task that has one)
-    require_judge_criteria: bool = False
+    # the task's `judge` criteria pass: by the critic, or with the critic off by their deterministic form (a refusal
+    # or irrelevance: the reply declines; the guards hold the end state); one with no such form is then dropped
+    require_judge_criteria: bool = True
     require_critic_rubrics: bool = True  # K2's core and prescriptive rubrics pass by the critic
     require_fault_recovery: bool = True  # after an injected fault the agent retried or told the user
     concurrency: PositiveInt = 8

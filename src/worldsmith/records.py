@@ -319,7 +319,10 @@ class Criterion(Part):
     after_user_gives: str | None = None  # clarification: the matched call comes after a user message holding this value
     # answer
     contains: list[str] = Field(default_factory=list)
-    any_of: bool = False  # answer: one of `contains` is enough (a refusal in any of its usual words)
+    any_of: bool = False  # answer: one of `contains` is enough
+    # answer: a reply declines (answers.declines); judge: the same is its deterministic form where no critic runs,
+    # so a refusal or irrelevance criterion is enforced on the CPU default too
+    declines: bool = False
 
 
 class Rubric(Part):

@@ -24,7 +24,7 @@ from typing import Any
 import jsonpatch
 from jsonpointer import EndOfList, JsonPointer, JsonPointerException
 
-from worldsmith.answers import agent_texts, mentions
+from worldsmith.answers import agent_texts, declines, mentions
 from worldsmith.records import Criterion, CriterionResult, Task, Trajectory
 
 MISSING = object()  # what `resolve` returns where a pointer names nothing (None is a value)
@@ -249,6 +249,10 @@ def check_answer(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
     texts = agent_texts(traj)
     if not texts:
         return False, "the agent wrote no reply"
+    if c.declines:
+        said, evidence = declines(texts)
+        if not said:
+            return False, evidence
     results = [mentions(p, texts) for p in c.contains]
     missing = [p for p, (ok, _) in zip(c.contains, results, strict=True) if not ok]
     if c.any_of and len(missing) < len(c.contains):

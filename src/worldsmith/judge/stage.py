@@ -11,6 +11,7 @@ import asyncio
 from collections import Counter
 from typing import Any
 
+from worldsmith.answers import agent_texts, declines
 from worldsmith.config import JudgeConfig
 from worldsmith.context import RunContext
 from worldsmith.judge.checks import fault_recovery
@@ -65,8 +66,20 @@ def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: CriticReport 
     score = None
     judged = [c for c in task.rubric.criteria if c.kind == "judge"]
     if critic is None and cfg.require_judge_criteria and judged and traj.status in cfg.statuses:
-        # no critic, no verdict: a criterion only the critic can judge is not passed by default
-        reasons += [f"criterion:judge:{c.criterion_id}:unchecked" for c in judged]
+        # no critic: a criterion with a deterministic form is checked by code; one only the critic can
+        # judge is not passed by default
+        for c in judged:
+            if not c.declines:
+                reasons.append(f"criterion:judge:{c.criterion_id}:unchecked")
+                continue
+            said, evidence = declines(agent_texts(traj))
+            results.append(
+                CriterionResult(
+                    criterion_id=c.criterion_id, kind="judge", description=c.description, passed=said, evidence=evidence
+                )
+            )
+            if not said:
+                reasons.append(f"criterion:judge:{c.criterion_id}")
     if critic is not None:
         by_id = critic.rubrics
         for r in results:  # the critic's view beside the deterministic one, for the agreement rate

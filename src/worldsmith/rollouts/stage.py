@@ -147,7 +147,7 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
                 await real.aclose()
     out = {
         "trajectories": ctx.store.count(Trajectory),
-        "new": sum(counts[s] for s in ("finished", "max_turns", "max_tool_calls", "max_tokens", "error")),
+        "new": sum(counts[s] for s in TRAJECTORY_STATUSES),
     }
     out.update(sorted(counts.items()))
     if real is not None and real.unavailable:

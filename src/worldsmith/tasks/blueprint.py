@@ -32,22 +32,10 @@ from worldsmith.records import (
     World,
     content_id,
 )
+from worldsmith.vocab import READ_ACTIONS, WRITE_ACTIONS
 from worldsmith.worldmodel.execute import execute
 from worldsmith.worldmodel.seed import _value, seed_state
 from worldsmith.worldmodel.state import apply_patch
-
-DECLINES = (
-    "cannot",
-    "can't",
-    "unable",
-    "not able",
-    "not possible",
-    "no tool",
-    "don't have",
-    "do not have",
-    "isn't possible",
-    "not supported",
-)
 
 
 class BlueprintFailure(Exception):
@@ -84,11 +72,7 @@ class Draft:
 
 
 def bound_tools(world: World, tools: list[ToolSpec]) -> list[ToolSpec]:
-    return [
-        t
-        for t in tools
-        if t.binding is not None and t.binding.world_id == world.world_id and t.binding.action != "custom"
-    ]
+    return [t for t in tools if t.binding is not None and t.binding.world_id == world.world_id and t.binding.executed]
 
 
 def _fresh(world: World, c: CollectionSpec, f: FieldSpec, state: dict[str, Any], rng: random.Random, seed: int) -> Any:
@@ -282,7 +266,7 @@ def sample_blueprint(
         raise BlueprintFailure("no_bound_tools", f"no tool of the bundle acts on world {world.domain!r}")
     state = seed_state(world, seed, records)
     rules = world.rules
-    writes = [t for t in usable if t.binding.action in ("create", "update", "delete")]
+    writes = [t for t in usable if t.binding.action in WRITE_ACTIONS]
 
     def one(pool: list[ToolSpec], s: dict[str, Any]) -> Draft:
         for t in rng.sample(pool, len(pool)):
@@ -573,7 +557,7 @@ def _read_call_criteria(d: Draft, criteria: _Criteria) -> None:
         # "active" in the reply proves nothing when a write's result said "active" too); unless an earlier
         # gold step acted on that very record, whose result showed it whole
         b = s.tool.binding
-        if b.action not in ("get", "list") or (
+        if b.action not in READ_ACTIONS or (
             b.action == "get"
             and any(
                 e.tool.binding.collection == b.collection
@@ -605,12 +589,15 @@ def _withheld_criteria(d: Draft, criteria: _Criteria) -> None:
 
 
 def _decline_criteria(d: Draft, criteria: _Criteria) -> None:
-    """Refusal: the agent declines, citing the rule; irrelevance: it says it cannot, and why."""
+    """Refusal: the agent declines, citing the rule; irrelevance: it says it cannot, and why. The
+    judge criteria decline deterministically where no critic runs (the guards hold the end state)."""
     if d.rule is not None:
-        criteria.add(kind="judge", description=f"declines, citing the rule: {d.rule.text}")
+        criteria.add(kind="judge", declines=True, description=f"declines, citing the rule: {d.rule.text}")
     if d.difficulty == "irrelevance":  # nothing changes; and the agent says it cannot, in some usual words
-        criteria.add(kind="answer", contains=list(DECLINES), any_of=True, description="says it cannot do this")
-        criteria.add(kind="judge", description="explains that none of its tools can do what the user asks")
+        criteria.add(kind="answer", declines=True, description="says it cannot do this")
+        criteria.add(
+            kind="judge", declines=True, description="explains that none of its tools can do what the user asks"
+        )
 
 
 def blueprint_record(d: Draft, request_source: str, problems: list[str]) -> Blueprint:
