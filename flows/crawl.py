@@ -1,5 +1,5 @@
 """Prefect flow: crawl the real MCP servers of tool_specs/servers.yaml into the committed
-snapshot under tool_specs/crawled/ (what `make crawl` runs). Thin over worldsmith.mcp."""
+snapshot under tool_specs/crawled/ (what `make crawl` runs). Thin over worldsmith.commands.crawl."""
 
 from __future__ import annotations
 
@@ -14,11 +14,8 @@ use_local_server_if_up()
 from prefect import flow, get_run_logger  # noqa: E402
 from prefect.artifacts import create_markdown_artifact  # noqa: E402
 
-from worldsmith.config import (
-    data_dir,  # noqa: E402
-    load_config,  # noqa: E402
-)
-from worldsmith.mcp import run_crawl  # noqa: E402
+from worldsmith import commands  # noqa: E402
+from worldsmith.config import load_config  # noqa: E402
 
 
 @flow(name="crawl", log_prints=True)
@@ -28,21 +25,7 @@ def crawl(
     """Install each server in its own cached venv, list its tools (never call one), write the snapshot."""
     logger = get_run_logger()
     cfg, root = load_config(config_path, overrides or [])
-
-    def path(p: str) -> Path:
-        q = Path(p).expanduser()
-        return q if q.is_absolute() else root / q
-
-    summary = run_crawl(
-        path(cfg.tools.servers_file),
-        path(cfg.tools.snapshot_dir),
-        path(cfg.crawl.cache_dir),
-        data_dir(cfg, root) / "logs" / "crawl",
-        concurrency=cfg.crawl.concurrency,
-        timeout_s=cfg.crawl.timeout_s,
-        only=servers,
-        log=logger.info,
-    )
+    summary = commands.crawl(cfg, root, servers, log=logger.info)
     failed = summary.get("failed", {})
     lines = [
         "# MCP crawl",

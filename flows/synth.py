@@ -43,7 +43,7 @@ from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE  # noqa: E402
 from prefect.context import FlowRunContext  # noqa: E402
 from prefect.exceptions import MissingContextError  # noqa: E402
 
-from worldsmith import pipeline  # noqa: E402
+from worldsmith import commands, pipeline  # noqa: E402
 from worldsmith.config import load_config  # noqa: E402
 from worldsmith.llm.client import ServerUnavailable  # noqa: E402
 from worldsmith.stage import Shard  # noqa: E402
@@ -239,10 +239,8 @@ globals().update(STAGE_FLOWS)
 
 
 @task(name="train", cache_policy=NO_CACHE, task_run_name="finetune")
-def train_task(cfg, source: str, out: str) -> dict:
-    from worldsmith.finetune.loop import train
-
-    r = train(cfg.finetune, Path(source), Path(out), log=_logger().info)
+def train_task(cfg, root: str, run_id: str | None, dataset: str | None) -> dict:
+    r = commands.finetune(cfg, Path(root), run_id, dataset, log=_logger().info)
     return {
         "model": str(r.model_dir),
         "steps": r.steps,
@@ -266,14 +264,11 @@ def finetune(
     dataset: str | None = None,
 ) -> dict:
     """Fine-tune the base model on the run's exported SFT data (Muon + AdamW), resuming from the last checkpoint."""
-    from worldsmith.finetune.loop import finetune_paths
-
     cfg, root = load_config(config_path, overrides or [])
-    source, out = finetune_paths(cfg, root, run_id, dataset)
-    counts = (train_task if _in_flow_run() else train_task.fn)(cfg, str(source), str(out))
+    counts = (train_task if _in_flow_run() else train_task.fn)(cfg, str(root), run_id, dataset)
     if _in_flow_run():
         create_table_artifact(
-            key=artifact_key(out.name, "finetune"),
+            key=artifact_key(Path(counts["model"]).parent.name, "finetune"),
             table=[{"figure": k, "value": str(v)} for k, v in counts.items()],
             description="worldsmith finetune",
         )
@@ -290,12 +285,8 @@ def evaluate(
 ) -> dict:
     """The run's held-out tasks with the fine-tuned model (default: this config's `make finetune` output) and the
     base model as the agent policy."""
-    from worldsmith.evaluate import evaluate_models
-    from worldsmith.evaluate.play import eval_plan
-
     cfg, root = load_config(config_path, overrides or [])
-    models, source = eval_plan(cfg, root, run_id, model_path, dataset)
-    results, report = evaluate_models(cfg, root, models, run_id=run_id, dataset=source, log=_logger().info)
+    evaluation = commands.evaluate(cfg, root, run_id, model_path, dataset, log=_logger().info)
     table = [
         {
             "model": r.label,
@@ -306,15 +297,15 @@ def evaluate(
             "episodes": r.trajectories,
             "eval_run": r.eval_run_id,
         }
-        for r in results
+        for r in evaluation.results
     ]
     if _in_flow_run():
         create_table_artifact(
-            key=artifact_key(Path(models[-1].path).parent.name, "eval"),
+            key=artifact_key(Path(evaluation.models[-1].path).parent.name, "eval"),
             table=table,
-            description=f"worldsmith eval; report {report}",
+            description=f"worldsmith eval; report {evaluation.report}",
         )
-    return {"models": table, "report": str(report)}
+    return {"models": table, "report": str(evaluation.report)}
 
 
 FLOWS = {"synth": synth, **STAGE_FLOWS, "finetune": finetune, "eval": evaluate}

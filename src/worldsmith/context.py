@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from worldsmith.config import PipelineConfig
+from worldsmith.config import PipelineConfig, resolve_path
 from worldsmith.llm import LLMClient, Prompts, UsageMeter
 from worldsmith.store import RunStore
 
@@ -28,8 +28,7 @@ class RunContext:
         return self.cfg.run.seed
 
     def path(self, value: str) -> Path:
-        p = Path(value).expanduser()
-        return p if p.is_absolute() else self.root / p
+        return resolve_path(self.root, value)
 
     def run_usage(self) -> dict:
         """The run's model usage over all its invocations (what run.json's `usage` holds): it once
