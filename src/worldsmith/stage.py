@@ -1,5 +1,5 @@
 """A stage, declared once. The pipeline's loop, the CLI's commands and the Prefect flows are
-all built from the tuple of declarations in `worldsmith.stages`, so adding a stage means one
+all built from the tuple of declarations in `pipeline.STAGES`, so adding a stage means one
 module (its `run` and its `STAGE`), one record and one config section.
 
 A stage that splits (`splits_by`) works on shards of its input records: a stable partition

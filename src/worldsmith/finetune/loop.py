@@ -184,7 +184,7 @@ def train(
     if not train_rows:
         why = (
             (
-                "the export is empty: the judge kept no trajectory of the run (`worldsmith judge --stats` says why). "
+                "the export is empty: the judge kept no trajectory of the run (`worldsmith judge stats` says why). "
                 "The packaged SmolLM2-135M passes 0 of 16 even on hand-made single-call tasks "
                 "(`python benchmarks/policy_probe.py` measures a model); "
                 "a stronger agent policy on vLLM is needed"

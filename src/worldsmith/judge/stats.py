@@ -1,4 +1,4 @@
-"""`worldsmith judge --stats`: why trajectories were dropped, which criteria fail most, and
+"""`worldsmith judge stats`: why trajectories were dropped, which criteria fail most, and
 how far the critic agrees with the deterministic checks."""
 
 from __future__ import annotations
