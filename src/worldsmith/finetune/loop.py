@@ -167,8 +167,6 @@ def train(
     progress: Callable[[int, int, float, float], Any] | None = None,
 ) -> TrainResult:
     """Train on `dataset` (an export folder) into `out`; resumes from `out/checkpoints/last.pt`."""
-    import resource
-
     fingerprint = dataset_fingerprint(dataset)
     if (done := finished_result(cfg, dataset, fingerprint, out)) is not None:
         log(f"finetune: {out} is already trained to step {done.steps} on this dataset and config; nothing to do")
@@ -177,110 +175,13 @@ def train(
     if model is None:
         model, tokenizer = load_base(cfg.base_model)
     cuda = torch.cuda.is_available()
-    device = "cuda" if cuda else "cpu"
-    model.to(device)
+    model.to("cuda" if cuda else "cpu")
     model.config.use_cache = False
-    train_rows, val_rows = load_split(dataset, "train"), load_split(dataset, "validation")
-    if not train_rows:
-        why = (
-            (
-                "the export is empty: the judge kept no trajectory of the run (`worldsmith judge stats` says why). "
-                "The packaged SmolLM2-135M passes 0 of 16 even on hand-made single-call tasks "
-                "(`python benchmarks/policy_probe.py` measures a model); "
-                "a stronger agent policy on vLLM is needed"
-            )
-            if dataset.exists()
-            else "there is no export: run the pipeline (make synth)"
-        )
-        raise ValueError(
-            f"no training examples in {export_jsonl(dataset, 'train')}: {why}; "
-            "or point --dataset / finetune.dataset at an export"
-        )
-    enc = [e for r in train_rows if (e := encode(tokenizer, r, cfg.max_length))]
-    val = [e for r in val_rows if (e := encode(tokenizer, r, cfg.max_length))]
-    if cfg.packing:
-        batches = make_packed_batches(enc, cfg.batch_size, cfg.max_length, tokenizer.pad_token_id, seed=cfg.seed)
-        val_batches = make_packed_batches(val, cfg.batch_size, cfg.max_length, tokenizer.pad_token_id, shuffle=False)
-    else:
-        batches = make_batches(enc, cfg.batch_size, tokenizer.pad_token_id, seed=cfg.seed)
-        val_batches = make_batches(val, cfg.batch_size, tokenizer.pad_token_id, shuffle=False)
-    pad = padding_fraction(batches)
-    log(
-        f"finetune: {len(enc)} training / {len(val)} validation examples, "
-        f"{len(batches)} {'packed ' if cfg.packing else ''}batches, "
-        f"padding {pad:.1%}, optimizer {cfg.optimizer}"
-    )
-    ns_dtype = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfloat16}[cfg.ns_dtype]
-    opt = make_optimizer(
-        model, cfg.optimizer, lr=cfg.lr, muon_lr=cfg.muon_lr, weight_decay=cfg.weight_decay, ns_dtype=ns_dtype
-    )
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: lr_factor(s, cfg.warmup_steps, cfg.max_steps))
-    clip = QKClip(model, cfg.qk_clip_tau) if cfg.qk_clip_tau else None
-    result = TrainResult(steps=0, padding=round(pad, 4))
-    start = 0
-    ckpt = _checkpoint_path(out)
-    if ckpt.exists():
-        state = torch.load(ckpt, weights_only=False)
-        if state.get("dataset_sha256", fingerprint) != fingerprint:  # older checkpoints carry none
-            raise ValueError(
-                f"{ckpt} was trained on other data than {dataset} (its train/validation rows changed since); "
-                f"delete {out} to train afresh on this export, or give another output folder"
-            )
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["rng"])
-        start, result.losses, result.resumed_from = state["step"], list(state["losses"]), state["step"]
-        result.val_losses = [tuple(v) for v in state.get("val_losses", [])]  # older checkpoints have none
-        log(f"finetune: resumed from step {start}")
-    t0, tokens = time.monotonic(), 0
-    first = result.losses[0] if result.losses else None
-    for step in range(start, cfg.max_steps):
-        model.train()
-        total = 0.0
-        for micro in range(cfg.grad_accum):
-            b = batches[(step * cfg.grad_accum + micro) % len(batches)].to(device)
-            if clip and b.position_ids is not None:
-                clip.note_real_tokens(b.attention_mask)  # a packed batch reaches the model without its padding mask
-            with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=cuda):
-                loss = lm_loss(model, b) / cfg.grad_accum
-            loss.backward()
-            total += loss.item()
-            tokens += b.tokens
-        first = total if first is None else first
-        if not math.isfinite(total) or total > cfg.explode_factor * first:
-            opt.zero_grad(set_to_none=True)
-            raise TrainingStopped(
-                f"step {step}: loss {total:.4g} (first {first:.4g}); "
-                f"the last good checkpoint is {ckpt if ckpt.exists() else 'none'}"
-            )
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip_grad_norm)
-        opt.step()
-        if clip:  # after the update, from the logits of this step's forward passes, as K2 does
-            result.max_logits.append(round(clip.apply()["max_logit"], 4))
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        result.losses.append(total)
-        done = step + 1
-        if val_batches and (done % cfg.eval_every == 0 or done == cfg.max_steps):
-            result.val_losses.append((done, evaluate(model, val_batches, device, cuda)))
-        if done % cfg.save_every == 0 or done == cfg.max_steps:
-            save_checkpoint(out, done, model, opt, sched, result.losses, result.val_losses, fingerprint)
-        if progress:
-            progress(done, cfg.max_steps, total, tokens / max(time.monotonic() - t0, 1e-9))
-    steps_run = cfg.max_steps - start
-    elapsed = time.monotonic() - t0
-    result.steps = cfg.max_steps
-    result.seconds_per_step = round(elapsed / max(steps_run, 1), 3)
-    result.tokens_per_s = round(tokens / max(elapsed, 1e-9), 1)
-    result.peak_rss_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
-    if clip:
-        clip.close()
-        result.clipped_heads = clip.clipped_heads
-        log(
-            f"finetune: QK-clip at tau {cfg.qk_clip_tau:g}: {result.clipped_heads} head rescales in {steps_run} steps, "
-            f"largest attention logit {max(result.max_logits, default=0):.2f}"
-        )
+    batches, val_batches, pad = load_batches(cfg, dataset, tokenizer, log)
+    training = Training(cfg, model, out, fingerprint, cuda, pad)
+    training.resume(dataset, log)
+    training.run(batches, val_batches, progress)
+    result = training.finish(log)
     result.model_dir = save_model(model, tokenizer, out / "model")
     (out / "train.json").write_text(
         json.dumps(
@@ -295,6 +196,159 @@ def train(
         )
     )
     return result
+
+
+def load_batches(cfg: FinetuneConfig, dataset: Path, tokenizer, log: Callable[[str], Any]) -> tuple[list, list, float]:
+    """(training batches, validation batches, the training batches' padding fraction); an
+    export without training examples stops with the reason."""
+    train_rows, val_rows = load_split(dataset, "train"), load_split(dataset, "validation")
+    if not train_rows:
+        raise no_examples(dataset)
+    enc = [e for r in train_rows if (e := encode(tokenizer, r, cfg.max_length))]
+    val = [e for r in val_rows if (e := encode(tokenizer, r, cfg.max_length))]
+    if cfg.packing:
+        batches = make_packed_batches(enc, cfg.batch_size, cfg.max_length, tokenizer.pad_token_id, seed=cfg.seed)
+        val_batches = make_packed_batches(val, cfg.batch_size, cfg.max_length, tokenizer.pad_token_id, shuffle=False)
+    else:
+        batches = make_batches(enc, cfg.batch_size, tokenizer.pad_token_id, seed=cfg.seed)
+        val_batches = make_batches(val, cfg.batch_size, tokenizer.pad_token_id, shuffle=False)
+    pad = padding_fraction(batches)
+    log(
+        f"finetune: {len(enc)} training / {len(val)} validation examples, "
+        f"{len(batches)} {'packed ' if cfg.packing else ''}batches, "
+        f"padding {pad:.1%}, optimizer {cfg.optimizer}"
+    )
+    return batches, val_batches, pad
+
+
+def no_examples(dataset: Path) -> ValueError:
+    """The error for an export with no training examples, saying why there are none."""
+    why = (
+        (
+            "the export is empty: the judge kept no trajectory of the run (`worldsmith judge stats` says why). "
+            "The packaged SmolLM2-135M passes 0 of 16 even on hand-made single-call tasks "
+            "(`python benchmarks/policy_probe.py` measures a model); "
+            "a stronger agent policy on vLLM is needed"
+        )
+        if dataset.exists()
+        else "there is no export: run the pipeline (make synth)"
+    )
+    return ValueError(
+        f"no training examples in {export_jsonl(dataset, 'train')}: {why}; "
+        "or point --dataset / finetune.dataset at an export"
+    )
+
+
+class Training:
+    """One training run: the model with its optimizer, schedule and QK-clip, the result so far,
+    the step it starts from (0, or a checkpoint's) and the tokens trained on since."""
+
+    def __init__(self, cfg: FinetuneConfig, model, out: Path, fingerprint: str, cuda: bool, pad: float):
+        self.cfg, self.model, self.out, self.fingerprint = cfg, model, out, fingerprint
+        self.cuda, self.device = cuda, "cuda" if cuda else "cpu"
+        ns_dtype = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfloat16}[cfg.ns_dtype]
+        self.opt = make_optimizer(
+            model, cfg.optimizer, lr=cfg.lr, muon_lr=cfg.muon_lr, weight_decay=cfg.weight_decay, ns_dtype=ns_dtype
+        )
+        self.sched = torch.optim.lr_scheduler.LambdaLR(
+            self.opt, lambda s: lr_factor(s, cfg.warmup_steps, cfg.max_steps)
+        )
+        self.clip = QKClip(model, cfg.qk_clip_tau) if cfg.qk_clip_tau else None
+        self.result = TrainResult(steps=0, padding=round(pad, 4))
+        self.start = 0
+        self.ckpt = _checkpoint_path(out)
+        self.t0, self.tokens = 0.0, 0  # when `run` started, and the tokens it trained on
+
+    def resume(self, dataset: Path, log: Callable[[str], Any]) -> None:
+        """Continue from the checkpoint in `out`, if there is one, of this same data."""
+        if not self.ckpt.exists():
+            return
+        state = torch.load(self.ckpt, weights_only=False)
+        if state.get("dataset_sha256", self.fingerprint) != self.fingerprint:  # older checkpoints carry none
+            raise ValueError(
+                f"{self.ckpt} was trained on other data than {dataset} (its train/validation rows changed since); "
+                f"delete {self.out} to train afresh on this export, or give another output folder"
+            )
+        self.model.load_state_dict(state["model"])
+        self.opt.load_state_dict(state["optimizer"])
+        self.sched.load_state_dict(state["scheduler"])
+        torch.set_rng_state(state["rng"])
+        result = self.result
+        self.start, result.losses, result.resumed_from = state["step"], list(state["losses"]), state["step"]
+        result.val_losses = [tuple(v) for v in state.get("val_losses", [])]  # older checkpoints have none
+        log(f"finetune: resumed from step {self.start}")
+
+    def run(self, batches: list, val_batches: list, progress: Callable[[int, int, float, float], Any] | None) -> None:
+        """The steps from `start` to `max_steps`; a non-finite or exploding loss stops before its update."""
+        cfg, result = self.cfg, self.result
+        self.t0, self.tokens = time.monotonic(), 0
+        first = result.losses[0] if result.losses else None
+        for step in range(self.start, cfg.max_steps):
+            total = self.accumulate(batches, step)
+            first = total if first is None else first
+            if not math.isfinite(total) or total > cfg.explode_factor * first:
+                self.opt.zero_grad(set_to_none=True)
+                raise TrainingStopped(
+                    f"step {step}: loss {total:.4g} (first {first:.4g}); "
+                    f"the last good checkpoint is {self.ckpt if self.ckpt.exists() else 'none'}"
+                )
+            self.update()
+            result.losses.append(total)
+            done = step + 1
+            if val_batches and (done % cfg.eval_every == 0 or done == cfg.max_steps):
+                result.val_losses.append((done, evaluate(self.model, val_batches, self.device, self.cuda)))
+            if done % cfg.save_every == 0 or done == cfg.max_steps:
+                save_checkpoint(
+                    self.out, done, self.model, self.opt, self.sched, result.losses, result.val_losses, self.fingerprint
+                )
+            if progress:
+                progress(done, cfg.max_steps, total, self.tokens / max(time.monotonic() - self.t0, 1e-9))
+
+    def accumulate(self, batches: list, step: int) -> float:
+        """The step's gradients over `grad_accum` micro-batches; its loss."""
+        self.model.train()
+        total = 0.0
+        for micro in range(self.cfg.grad_accum):
+            b = batches[(step * self.cfg.grad_accum + micro) % len(batches)].to(self.device)
+            if self.clip and b.position_ids is not None:
+                self.clip.note_real_tokens(
+                    b.attention_mask
+                )  # a packed batch reaches the model without its padding mask
+            with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=self.cuda):
+                loss = lm_loss(self.model, b) / self.cfg.grad_accum
+            loss.backward()
+            total += loss.item()
+            self.tokens += b.tokens
+        return total
+
+    def update(self) -> None:
+        """The optimizer step on the clipped gradients, then QK-clip and the schedule."""
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.clip_grad_norm)
+        self.opt.step()
+        if self.clip:  # after the update, from the logits of this step's forward passes, as K2 does
+            self.result.max_logits.append(round(self.clip.apply()["max_logit"], 4))
+        self.sched.step()
+        self.opt.zero_grad(set_to_none=True)
+
+    def finish(self, log: Callable[[str], Any]) -> TrainResult:
+        """The result with its speed, memory and QK-clip figures (the model is not saved yet)."""
+        import resource
+
+        cfg, result = self.cfg, self.result
+        steps_run = cfg.max_steps - self.start
+        elapsed = time.monotonic() - self.t0
+        result.steps = cfg.max_steps
+        result.seconds_per_step = round(elapsed / max(steps_run, 1), 3)
+        result.tokens_per_s = round(self.tokens / max(elapsed, 1e-9), 1)
+        result.peak_rss_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        if self.clip:
+            self.clip.close()
+            result.clipped_heads = self.clip.clipped_heads
+            log(
+                f"finetune: QK-clip at tau {cfg.qk_clip_tau:g}: {result.clipped_heads} head rescales in {steps_run} "
+                f"steps, largest attention logit {max(result.max_logits, default=0):.2f}"
+            )
+        return result
 
 
 @torch.no_grad()
