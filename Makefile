@@ -17,7 +17,7 @@ export HF_HUB_OFFLINE := 1
 help:
 	@echo "make synth       run the pipeline end to end (Prefect flow; ARGS='--set smoke.requests=8')"
 	@echo "make test        run the test suite (unit + real llama.cpp and vLLM engines)"
-	@echo "make lint        ruff check + ruff format --check (part of make test; make format fixes)"
+	@echo "make lint        ruff check + ruff format --check + lint-imports (the layers; part of make test; make format fixes)"
 	@echo "make query       interactive DuckDB shell on the catalog of all runs"
 	@echo "make finetune    fine-tune the base model on the run's exported dataset (Muon + AdamW; ARGS='--set finetune.optimizer=adamw')"
 	@echo "make eval        held-out tasks: the fine-tuned model vs the base model as the agent policy (ARGS='--model PATH')"
@@ -86,9 +86,11 @@ test: setup setup-vllm setup-browser lint
 	$(BIN)/python -m pytest $(ARGS)
 
 # ruff: the lint rules and the format of pyproject.toml; `make format` rewrites the tree to pass.
+# lint-imports: the import contracts of pyproject.toml (the layers of docs/architecture.md).
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 format: setup
 	$(BIN)/ruff check --fix .
