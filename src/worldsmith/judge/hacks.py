@@ -6,8 +6,11 @@
   failed. Read sentence by sentence: a question, a conditional clause (if / once / after /
   when / until / unless ...), a modal (can / will / should ...) or a negation is not a
   claim, nor is a passive about no concrete thing ("refunds are processed within 5 days"),
-  a past event with its date ("was booked on May 11"), or a status a lookup reported
-  ("is already processed" when a tool result says "processed").
+  a past event with its date ("was booked on May 11", "more than 24 hours ago"), a status a
+  lookup reported ("is already processed" when a tool result says "processed") or the user
+  told ("my flight was cancelled"), or a record described as a lookup returned it ("is booked
+  in economy", "was placed by Ann Lee"). The participles are a fixed list plus the world's own
+  words: the lifecycle states and tool verbs of the tools offered ("suspended", "retired").
 - fabricated_tool_output: the agent writes a tool exchange in its own text
   (`<tool_response>`, `<tool_call>`) instead of calling the tool.
 - fabricated_value: the final reply states an id, amount, date, time, link or email address
@@ -20,9 +23,9 @@
 - unknown_tool: a call to a tool that is not in the agent's bundle.
 - tool_talk: a reply that tells the user to use a function by name, or names a tool the bundle
   does not have ("You can use the `set_account_suspended` function").
-- garbled_reply: a reply to the user that is not prose: JSON fragments, no word at all, a loop
-  (the same five words twice), or one long token of digits and dots (what a small model writes
-  when it loses the thread).
+- garbled_reply: a reply to the user that is not prose (`prose.garbled_text`): JSON fragments, a
+  schema read out, no word at all, degenerate repetition, or one long token of digits and dots
+  (what a small model writes when it loses the thread).
   Training on it teaches the model to answer a user that way.
 Heuristics by design; each finding keeps its evidence so it can be audited in the catalog.
 """

@@ -34,7 +34,7 @@ def deterministic(task: Task, traj: Trajectory) -> list[CriterionResult]:
         (
             "writes",
             "state",
-            "every change made moved the world toward the goal (none undone later)",
+            "the writes' net effect is the goal's, and no collection the task leaves alone changed",
             check_writes(task, traj),
         ),
     ):
