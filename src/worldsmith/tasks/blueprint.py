@@ -507,27 +507,14 @@ def _record_criterion(
     c: CollectionSpec, k: Any, before: dict[Any, Any], after: dict[Any, Any], criteria: _Criteria
 ) -> None:
     """Record `k` of `c` is deleted, or ends as (is created as) its gold end state."""
+    record = {"kind": "state", "collection": c.name, "key": k, "key_field": c.key}
     if k not in after:
-        criteria.add(
-            kind="state",
-            collection=c.name,
-            key=k,
-            key_field=c.key,
-            op="absent",
-            description=f"{c.entity} {k} is deleted",
-        )
+        criteria.add(**record, op="absent", description=f"{c.entity} {k} is deleted")
         return
     what = "is created as" if k not in before else "ends as"
     diff = {f: v for f, v in after[k].items() if before.get(k, {}).get(f) != v}
-    criteria.add(
-        kind="state",
-        collection=c.name,
-        key=k,
-        key_field=c.key,
-        op="equals",
-        value=after[k],
-        description=f"{c.entity} {k} {what} " + ", ".join(f"{f}={v}" for f, v in diff.items()),
-    )
+    description = f"{c.entity} {k} {what} " + ", ".join(f"{f}={v}" for f, v in diff.items())
+    criteria.add(**record, op="equals", value=after[k], description=description)
 
 
 def _answer_criteria(d: Draft, criteria: _Criteria) -> None:
