@@ -25,7 +25,7 @@ from worldsmith.records import Agent, FaultEvent, Task, ToolCall, ToolSpec, Traj
 from worldsmith.records import World as WorldSchema
 from worldsmith.rollouts.user import UserSimulator
 from worldsmith.rubric import goal_met
-from worldsmith.vocab import END_REASONS, MAX_REPLY_CHARS
+from worldsmith.vocab import END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS
 from worldsmith.worldmodel.faults import FaultInjector
 from worldsmith.worldmodel.grounding import ground_tools
 from worldsmith.worldmodel.runner import CallOutcome, SimulatorFailure, ToolRunner
@@ -34,7 +34,6 @@ from worldsmith.worldmodel.toolset import ToolSet
 
 # tasks where the agent must not be forced to call a tool on its first step
 NO_FORCED_CALL = ("irrelevance", "clarification")
-ROLES = ("agent", "user_sim", "tool_sim")
 
 
 @dataclass
@@ -256,7 +255,7 @@ class EpisodeRun:
                 tool=spec.name if spec else None,
                 tool_id=out.tool_id,
                 arguments=out.arguments,
-                read_only=bool(spec and spec.annotations.get("readOnlyHint")),
+                read_only=bool(spec and spec.hints.readOnlyHint),
                 executor=out.executor,
                 ok=out.ok,
                 error=out.error,
@@ -285,7 +284,7 @@ class EpisodeRun:
             calls=self.calls,
             faults=self.fault_log,
             usage=snapshot,
-            models={r: self.client.model_for(r) for r in ROLES},
+            models={r: self.client.model_for(r) for r in EPISODE_ROLES},
             model=self.client.model_for("agent"),
             status=self.status,
             reason=self.reason,
