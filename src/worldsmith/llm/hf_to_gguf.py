@@ -31,6 +31,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from worldsmith.llm.packaged import ServerError, packaged_gguf
+
+# gguf, numpy, torch and safetensors are imported inside the functions that use them, on
+# purpose: they are the train extra, and llm/server.py imports this module for every serve
+# (a GGUF needs none of them; serve_config turns their ImportError into advice).
+
 VERSION = 1  # of the conversion: a new one rebuilds every cached GGUF
 GGUF_NAME = "model.gguf"
 ARCHITECTURES = ("LlamaForCausalLM",)
@@ -151,8 +157,6 @@ def hf_tokenizer(folder: Path, vocab_size: int) -> dict[str, Any]:
 def packaged_tokenizer() -> dict[str, Any] | None:
     """The packaged SmolLM2 GGUF's tokenizer keys (None when the model package is missing)."""
     import gguf
-
-    from worldsmith.llm.server import ServerError, packaged_gguf
 
     try:
         reader = gguf.GGUFReader(str(packaged_gguf()))

