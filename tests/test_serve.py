@@ -3,7 +3,9 @@ harnesses. The folder is the packaged SmolLM2 dequantized the way `worldsmith fi
 its output (load_base + save_model); worldsmith's converter turns it into a GGUF and llama.cpp
 serves it. The converter is proven on the logits, not only on loading: the served model's
 log-probabilities match the HF model's at every generated position, and the greedy tokens are
-the same. Then a chat reply and constrained tool calls through the same client the pipeline uses."""
+the same. Then a chat reply and constrained tool calls through the same client the pipeline uses,
+the reply length of a request without max_tokens (outside harnesses send none), the GGUF kept in
+the model cache (never in the user's folder), and the printed stop command run as printed."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from worldsmith.config import ServerConfig  # noqa: E402
 from worldsmith.llm.server import ServerError, serve_config  # noqa: E402
 
 NAME = "smollm2-ft"
+CAP = 24  # --max-tokens of the served model: the reply length of a request that sends none
 # f16 weights (and llama.cpp's f16 KV cache) against the float32 HF model: 0.014 measured; f32 weights: 0.010
 LOGPROB_TOL = 0.05
 
@@ -43,8 +46,14 @@ def hf_folder(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("project")
-    (root / "pipeline.yaml").write_text("run:\n  data_dir: data\n")
+    cfg = {"run": {"data_dir": "data"}, "llm": {"server": {"model_cache_dir": str(root / "cache")}}}
+    (root / "pipeline.yaml").write_text(json.dumps(cfg))  # JSON is YAML
     return root / "pipeline.yaml"
+
+
+@pytest.fixture(scope="module")
+def cache(project) -> Path:
+    return project.parent / "cache"
 
 
 def cli(*args: str):
@@ -57,20 +66,26 @@ def cli(*args: str):
 
 @pytest.fixture(scope="module")
 def served(hf_folder, project):
-    """`worldsmith serve --model FOLDER` on a free port; stopped with `worldsmith serve --stop`."""
+    """`worldsmith serve --model FOLDER` on a free port; stopped with the `stop:` command it printed,
+    run as printed in a shell whose PATH has no worldsmith (a venv's bin is often not on it)."""
     port = free_port()
-    r = cli("serve", "--config", str(project), "--model", str(hf_folder), "--port", str(port), "--name", NAME)
+    args = ("--model", str(hf_folder), "--port", str(port), "--name", NAME, "--max-tokens", str(CAP))
+    r = cli("serve", "--config", str(project), *args)
     assert r.exit_code == 0, r.output
     yield port, r.output
-    r = cli("serve", "--config", str(project), "--stop", "--port", str(port))
-    assert "stopped" in r.output, r.output
+    stop = next(line for line in r.output.splitlines() if line.startswith("stop: "))[len("stop: ") :]
+    env = {**os.environ, "PATH": os.defpath}
+    done = subprocess.run(shlex.split(stop), capture_output=True, text=True, timeout=120, env=env)
+    assert "stopped" in done.stdout, (stop, done.stdout, done.stderr)
 
 
 @pytest.mark.engine
-def test_serve_prints_the_url_the_name_and_an_example_that_works(served, hf_folder):
+def test_serve_prints_the_url_the_name_and_an_example_that_works(served, hf_folder, cache):
     port, out = served
     url = f"http://127.0.0.1:{port}/v1"
-    assert f"url: {url}\n" in out and f"model: {NAME}\n" in out and str(hf_folder / "model.gguf") in out
+    assert f"url: {url}\n" in out and f"model: {NAME}\n" in out
+    assert f"converted {hf_folder} to {cache / hf_folder.name}-" in out  # the GGUF is in the model cache,
+    assert not list(hf_folder.glob("*.gguf*"))  # not in the user's folder
     assert "tokenizer: the packaged SmolLM2 GGUF's (vocabulary identical; merges and token types too)" in out
     example = next(line for line in out.splitlines() if line.startswith("try: "))[len("try: ") :]
     assert example.startswith(f"curl {url}/chat/completions ")
@@ -155,23 +170,53 @@ def test_a_chat_reply_and_constrained_tool_calls(served):
 
 
 @pytest.mark.engine
-def test_the_gguf_is_cached_and_rebuilt_when_the_weights_change(served, hf_folder):
+def test_a_request_without_max_tokens_stops_at_the_servers_cap(served):
+    """BFCL sends no max_tokens, and a base model ran on for 3,200 tokens: the server's cap ends
+    such a reply; a request's own max_tokens is kept, above the cap too."""
+    import httpx
+
+    port, out = served
+    assert f"reply length when a request sends no max_tokens: {CAP} tokens (--max-tokens)" in out
+    messages = [{"role": "user", "content": "Write a long story about a dragon, at least 500 words."}]
+
+    def reply(**extra) -> tuple[int, str]:
+        r = httpx.post(
+            f"http://127.0.0.1:{port}/v1/chat/completions",
+            json={"model": NAME, "messages": messages, "temperature": 0, **extra},
+            timeout=120,
+        )
+        r.raise_for_status()
+        return r.json()["usage"]["completion_tokens"], r.json()["choices"][0]["finish_reason"]
+
+    assert reply() == (CAP, "length")
+    assert reply(max_tokens=2 * CAP) == (2 * CAP, "length")
+
+
+@pytest.mark.engine
+def test_the_gguf_is_cached_by_content_and_rebuilt_when_the_weights_change(served, hf_folder, cache, tmp_path):
     from worldsmith.llm.hf_to_gguf import ensure_gguf
 
-    out = hf_folder / "model.gguf"
+    (out,) = cache.glob("*.gguf")  # what `serve` converted
     built = out.stat().st_mtime_ns
     logs: list[str] = []
-    assert ensure_gguf(hf_folder, log=logs.append) == out and out.stat().st_mtime_ns == built
+    assert ensure_gguf(hf_folder, cache_dir=cache, log=logs.append) == out and out.stat().st_mtime_ns == built
     assert logs == [f"using {out} (built from the same files)"]
+    # the same files in another folder (hard links: same sizes and times) reuse it: keyed by content, not path
+    moved = tmp_path / hf_folder.name
+    shutil.copytree(hf_folder, moved, copy_function=os.link)
+    assert ensure_gguf(moved, cache_dir=cache, log=logs.append) == out and len(logs) == 2
+    shutil.rmtree(moved)
+    files = sorted(p.name for p in hf_folder.iterdir())
     weights = hf_folder / "model.safetensors"
     st = weights.stat()
     os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # "retrained": the weights are newer
-    ensure_gguf(hf_folder, log=logs.append)
-    assert out.stat().st_mtime_ns != built and logs[-1].startswith(f"converted {hf_folder} to {out}")
-    assert (
-        json.loads((hf_folder / "model.gguf.json").read_text())["built_from"]["files"]["model.safetensors"][1]
-        == st.st_mtime_ns + 10**9
-    )
+    new = ensure_gguf(hf_folder, cache_dir=cache, log=logs.append)
+    assert new != out and new.parent == cache and new.exists() and not out.exists()
+    assert logs[-2].startswith(f"converted {hf_folder} to {new}")
+    assert logs[-1] == f"removed {out} (an older conversion of {hf_folder})"
+    built_from = json.loads(new.with_name(new.name + ".json").read_text())["built_from"]
+    assert built_from["files"]["model.safetensors"][1] == st.st_mtime_ns + 10**9
+    assert sorted(p.name for p in hf_folder.iterdir()) == files  # nothing written into the user's folder
 
 
 def test_the_tokenizer_derived_from_tokenizer_json_is_the_packaged_one(hf_folder):

@@ -75,3 +75,42 @@ def test_vllm_context_is_capped_at_the_models_trained_length(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 8192}))
     assert max_model_len(tmp_path, 16384) == 8192 and max_model_len(tmp_path, 4096) == 4096
     assert max_model_len(tmp_path / "missing", 16384) == 16384
+
+
+def test_the_reply_length_default_reaches_both_engines(tmp_path, project_root):
+    """llm.server.max_tokens (1024 unless set): llama.cpp's n_predict and vLLM's max_new_tokens,
+    the length of a reply to a request that sends no max_tokens; 0 leaves both engines' own."""
+    import json
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+
+    def command(engine: str, **update) -> list[str]:
+        cfg = ServerConfig(engine=engine, model_path=str(folder), vllm_python=sys.executable, **update)
+        return ModelServer(cfg, project_root, tmp_path).command()
+
+    def after(cmd: list[str], flag: str) -> str | None:
+        return cmd[cmd.index(flag) + 1] if flag in cmd else None
+
+    assert ServerConfig().max_tokens == 1024
+    assert after(command("llamacpp"), "--max-tokens") == "1024"
+    assert after(command("llamacpp", max_tokens=0), "--max-tokens") == "0"
+    assert json.loads(after(command("vllm"), "--override-generation-config")) == {"max_new_tokens": 1024}
+    assert after(command("vllm", max_tokens=0), "--override-generation-config") is None
+
+
+def test_the_printed_command_is_the_worldsmith_that_runs(monkeypatch, tmp_path):
+    """`stop: worldsmith serve --stop` named a binary PATH did not find: the venv's is named instead."""
+    from pathlib import Path
+
+    from worldsmith.llm.server import worldsmith_command
+
+    venv_bin = Path(sys.executable).parent
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert worldsmith_command() == str(venv_bin.absolute() / "worldsmith")
+    monkeypatch.chdir(venv_bin.parent.parent)
+    assert worldsmith_command() == str(Path(venv_bin.parent.name) / "bin" / "worldsmith")
+    monkeypatch.setenv("PATH", str(venv_bin))
+    assert worldsmith_command() == "worldsmith"

@@ -89,6 +89,14 @@ def serve(
     name: Annotated[
         Optional[str], typer.Option(help="the served model name (default with --model: the folder or file name)")
     ] = None,
+    max_tokens: Annotated[
+        Optional[int],
+        typer.Option(
+            help="reply length for a request that sends no max_tokens, as outside harnesses do (default: "
+            "llm.server.max_tokens; 0: none); a request's own max_tokens is kept",
+            min=0,
+        ),
+    ] = None,
     stop: Annotated[
         bool, typer.Option("--stop", help="stop the server started by `worldsmith serve` (on --port)")
     ] = False,
@@ -97,16 +105,19 @@ def serve(
     """Start a model server in the background and wait until it is healthy: the embedded one of
     the config, or with --model any fine-tuned model, as an OpenAI-compatible endpoint with
     worldsmith's tool chat template (for outside harnesses)."""
+    import shlex
     import time
 
     from worldsmith.config import data_dir
-    from worldsmith.llm.server import ModelServer, ServerError, example_request, serve_config
+    from worldsmith.llm.server import ModelServer, ServerError, example_request, serve_config, worldsmith_command
 
     cfg, root = _load(config, set_)
     if engine and engine not in ("llamacpp", "vllm"):
         err.print(f"[red]error:[/red] --engine: got {engine!r}, expected llamacpp or vllm")
         raise typer.Exit(2)
     server_cfg = cfg.llm.server.model_copy(update={"port": port}) if port else cfg.llm.server
+    if max_tokens is not None:
+        server_cfg = server_cfg.model_copy(update={"max_tokens": max_tokens})
     if stop or status:
         server = ModelServer(server_cfg, root, data_dir(cfg, root), engine=engine)
         if stop:
@@ -133,10 +144,14 @@ def serve(
         err.print(f"[red]error:[/red] {exc}", highlight=False)
         raise typer.Exit(1) from None
     what = server_cfg.model_path or "the packaged SmolLM2"
-    stop_cmd = "worldsmith serve --stop" + (f" --port {server_cfg.port}" if port else "")
+    # the binary that runs now (a venv's is often not on PATH), with the config that finds the state file
+    stop_cmd = f"{worldsmith_command()} serve --stop" + (f" --config {shlex.quote(str(config))}" if config else "")
+    stop_cmd += f" --port {server_cfg.port}" if port else ""
+    cap = f"{server_cfg.max_tokens} tokens" if server_cfg.max_tokens else "none"
     console.print(
         f"{server.engine} serving {what} (ready in {time.monotonic() - t0:.1f}s; log {server.log_file})\n"
         f"url: {server.url}\nmodel: {server_cfg.model}\n"
+        f"reply length when a request sends no max_tokens: {cap} (--max-tokens)\n"
         f"try: {example_request(server.url, server_cfg.model)}\nstop: {stop_cmd}",
         highlight=False,
         markup=False,

@@ -82,6 +82,10 @@ class ServerConfig(Strict):
     port: Annotated[int, Field(ge=1, le=65535, strict=True)] = 8010
     ctx_size: PositiveInt = 16384
     parallel: PositiveInt = 8
+    # Reply length for a request that sends no max_tokens (outside harnesses such as BFCL send
+    # none, and a base model then ran on for 3,200 tokens): llama.cpp's n_predict, vLLM's
+    # max_new_tokens. A request's own max_tokens is kept, above it too. 0: no default.
+    max_tokens: NonNegInt = 1024
     threads: NonNegInt = 0  # 0: all cores
     startup_timeout_s: PositiveFloat = 300
     vllm_python: str = ".venv-vllm/bin/python"

@@ -16,9 +16,13 @@ FOLDER` converts here, with the `gguf` package:
 - the chat template: the folder's (worldsmith's tool template), so a harness that runs the
   GGUF elsewhere gets the template the model was trained with.
 
-The GGUF is written beside as a temporary file and renamed; `<gguf>.json` records what it was
-built from (the sizes and times of the weights, config and tokenizer files, the dtype), and
-`ensure_gguf` rebuilds only when that changes.
+The GGUF goes to the model cache (`llm.server.model_cache_dir`), never into the model folder
+(a user's folder is not ours to fill with a second copy of the weights):
+`<cache>/<folder name>-<key>.gguf`, the key a hash of what it is built from (the names, sizes
+and times of the weights, config, tokenizer and template files, the dtype, the converter's
+version). An unchanged folder, even moved, reuses it; a changed one is converted again and the
+older conversion of the same folder removed. It is written as a temporary file and renamed;
+`<gguf>.json` records what it was built from and the folder.
 """
 
 from __future__ import annotations
@@ -38,7 +42,6 @@ from worldsmith.llm.packaged import ServerError, packaged_gguf
 # (a GGUF needs none of them; serve_config turns their ImportError into advice).
 
 VERSION = 1  # of the conversion: a new one rebuilds every cached GGUF
-GGUF_NAME = "model.gguf"
 ARCHITECTURES = ("LlamaForCausalLM",)
 SOURCE_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
 DTYPES = ("f16", "f32")
@@ -330,12 +333,26 @@ def convert(folder: Path, out: Path, dtype: str = "f16", log: Callable[[str], No
     return done
 
 
-def default_out(folder: Path, cache_dir: Path) -> Path:
-    """`<folder>/model.gguf`, or a file in `cache_dir` named after the folder when it is read-only."""
-    folder = Path(folder).resolve()
-    if os.access(folder, os.W_OK):
-        return folder / GGUF_NAME
-    return Path(cache_dir).expanduser() / f"{folder.name}-{hashlib.sha256(str(folder).encode()).hexdigest()[:8]}.gguf"
+def cached_out(folder: Path, cache_dir: Path, built_from: dict[str, Any]) -> Path:
+    """`<cache_dir>/<folder name>-<key>.gguf`, the key a hash of what the GGUF is built from."""
+    key = hashlib.sha256(json.dumps(built_from, sort_keys=True).encode()).hexdigest()[:16]
+    return Path(cache_dir).expanduser() / f"{Path(folder).name}-{key}.gguf"
+
+
+def _drop_older(folder: Path, out: Path, log: Callable[[str], None]) -> None:
+    """Remove the cached conversions of `folder` other than `out` (built from older files)."""
+    for marker in out.parent.glob("*.gguf.json"):
+        gguf_file = marker.with_name(marker.name.removesuffix(".json"))
+        if gguf_file == out:
+            continue
+        try:
+            same = json.loads(marker.read_text()).get("folder") == str(folder)
+        except (OSError, ValueError):
+            continue
+        if same:
+            gguf_file.unlink(missing_ok=True)
+            marker.unlink(missing_ok=True)
+            log(f"removed {gguf_file} (an older conversion of {folder})")
 
 
 def ensure_gguf(
@@ -345,12 +362,14 @@ def ensure_gguf(
     cache_dir: Path | str = "~/.cache/worldsmith/models",
     log: Callable[[str], None] = print,
 ) -> Path:
-    """The folder's GGUF: the cached one when it was built from the same files, else converted now."""
+    """The folder's GGUF (`out`, or in `cache_dir`): the one already built from the same files,
+    else converted now. Nothing is written into the folder."""
     folder = Path(folder).resolve()
     read_config(folder)  # refuse an unsupported model before anything is written
-    out = Path(out) if out else default_out(folder, Path(cache_dir))
-    marker = out.with_name(out.name + ".json")
     expected = fingerprint(folder, dtype)
+    cached = out is None
+    out = cached_out(folder, Path(cache_dir), expected) if cached else Path(out)
+    marker = out.with_name(out.name + ".json")
     try:
         built = json.loads(marker.read_text()).get("built_from")
     except (OSError, ValueError):
@@ -359,5 +378,7 @@ def ensure_gguf(
         log(f"using {out} (built from the same files)")
         return out
     done = convert(folder, out, dtype, log=log)
-    marker.write_text(json.dumps({"built_from": expected, **done}, indent=2) + "\n")
+    marker.write_text(json.dumps({"built_from": expected, "folder": str(folder), **done}, indent=2) + "\n")
+    if cached:
+        _drop_older(folder, out, log)
     return out

@@ -17,6 +17,12 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=8010)
     parser.add_argument("--ctx-size", type=int, default=16384)
     parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=0,
+        help="reply length for a request that sends none (0: until the context ends)",
+    )
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--chat-template", required=True, help="Jinja chat template file")
     args = parser.parse_args()
@@ -30,6 +36,8 @@ def main() -> None:
     params.port = args.port
     params.n_ctx = args.ctx_size
     params.n_parallel = args.parallel
+    if args.max_tokens > 0:  # a default only: a request's own max_tokens still applies, above it too
+        params.n_predict = args.max_tokens
     params.kv_unified = True  # slots share the context, so one long episode can use it
     params.cont_batching = True
     params.use_jinja = True

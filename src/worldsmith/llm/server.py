@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -60,7 +61,7 @@ def serve_config(
     """The server config that serves `model`, an HF folder or a GGUF, as `name` on `port`.
 
     Engine: llama.cpp unless told otherwise (5-8x vLLM's CPU build on SmolLM2); an HF folder
-    is then converted to a GGUF once (llm/hf_to_gguf.py, cached beside its weights), or served
+    is then converted to a GGUF once (llm/hf_to_gguf.py, cached in model_cache_dir), or served
     by vLLM when the converter does not write its architecture. vLLM serves an HF folder as it
     is and a GGUF converted to a folder (convert_gguf.py).
     """
@@ -91,6 +92,23 @@ def example_request(url: str, model: str) -> str:
     """A one-line chat completion against the server, for the user to paste."""
     body = json.dumps({"model": model, "messages": [{"role": "user", "content": "Hello!"}]})
     return f"curl {url}/chat/completions -H 'Content-Type: application/json' -d {shlex.quote(body)}"
+
+
+def worldsmith_command() -> str:
+    """This worldsmith as the user's shell runs it: `worldsmith` when PATH finds this one, else
+    the binary beside this Python (a venv's bin is often not on PATH; relative to the current
+    folder when under it), else `python -m worldsmith.cli`."""
+    binary = Path(sys.executable).parent / "worldsmith"
+    if not binary.is_file():
+        return f"{shlex.quote(sys.executable)} -m worldsmith.cli"
+    on_path = shutil.which("worldsmith")
+    if on_path and Path(on_path).resolve() == binary.resolve():
+        return "worldsmith"
+    try:
+        shown = str(binary.absolute().relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(binary.absolute())
+    return shlex.quote(shown if "/" in shown else f"./{shown}")
 
 
 class ModelServer:
@@ -149,6 +167,8 @@ class ModelServer:
                 str(cfg.ctx_size),
                 "--parallel",
                 str(cfg.parallel),
+                "--max-tokens",
+                str(cfg.max_tokens),
                 "--threads",
                 str(cfg.threads),
                 "--chat-template",
@@ -180,6 +200,12 @@ class ModelServer:
                 str(CHAT_TEMPLATE),
                 "--generation-config",
                 "vllm",
+                # the reply length of a request without max_tokens (a default, not a ceiling)
+                *(
+                    ["--override-generation-config", json.dumps({"max_new_tokens": cfg.max_tokens})]
+                    if cfg.max_tokens
+                    else []
+                ),
                 "--enable-prefix-caching",
                 # usage.prompt_tokens_details.cached_tokens: the client counts prefix-cache hits
                 "--enable-prompt-tokens-details",
@@ -229,7 +255,9 @@ class ModelServer:
     def start(self) -> None:
         """Start the engine in the background and wait until it answers, or raise with its log."""
         if self.healthy():
-            raise ServerError(f"something already answers on {self.base}; stop it first (worldsmith serve --stop)")
+            raise ServerError(
+                f"something already answers on {self.base}; stop it first ({worldsmith_command()} serve --stop)"
+            )
         command = self.command()
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self.state_file.parent.mkdir(parents=True, exist_ok=True)
@@ -350,7 +378,8 @@ def embedded_server(cfg: ServerConfig, project_root: Path, data_dir: Path, log=p
         if state and (state.get("model_path"), state.get("engine")) != (cfg.model_path, server.engine):
             raise ServerError(
                 f"{server.url} serves {state.get('model_path') or 'the packaged model'} ({state.get('engine')}), not "
-                f"{cfg.model_path or 'the packaged model'} ({server.engine}); stop it first (worldsmith serve --stop)"
+                f"{cfg.model_path or 'the packaged model'} ({server.engine}); "
+                f"stop it first ({worldsmith_command()} serve --stop)"
             )
         log(f"using the model server already answering on {server.url}")
         yield server.url
