@@ -222,8 +222,9 @@ def _date_matches(expected: frozenset[str], stated: frozenset[str]) -> bool:
 
 # a reply that declines: "I can't", "isn't something I'm able to do", "that's not allowed", "no tool for that"
 DECLINE = re.compile(
-    r"\b(?:cannot|can't|can ?not|unable|won't be able|not able|not possible|isn't possible|isn't something"
-    r"|not something (?:i|we)|not allowed|not permitted|isn't allowed|no tool|not supported|not authori[sz]ed"
+    r"\b(?:cannot|can't|can ?not|unable|won't be able|not able|not possible|isn't possible"
+    r"|(?:isn't|aren't|is not|are not) something|not something (?:i|we)|not allowed|aren't allowed"
+    r"|not permitted|isn't allowed|no tool|not supported|not authori[sz]ed"
     r"|(?:don't|do not|doesn't|does not) (?:have|support|allow|permit|offer)|can only (?:help|assist)"
     r"|outside (?:of )?(?:what|my|the scope)|beyond (?:what|my)|against (?:our|the) (?:policy|rules))\b",
     re.IGNORECASE,

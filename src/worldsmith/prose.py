@@ -56,7 +56,9 @@ def _repeated(words: list[str], n: int) -> set[tuple[str, ...]]:
 # a tool's JSON Schema read out as a reply: "status: type: string", "quantity: integer — the order's quantity"
 SCHEMA_DUMP = re.compile(
     r"\b(?:type|[a-z]+_?[a-z]*)\s*:\s*(?:type\s*:\s*)?(?:string|integer|boolean|object|array|number)\b"
-    r"(?=\s*(?:[,;(—–-]|\benum\b|\bdescription\b|$))",
+    r"(?=\s*(?:[,;(—–-]|\benum\b|\bdescription\b|$))"
+    # a field with its type in brackets: "`priority` (string): one of ...", "status (enum: open | closed)"
+    r"|\b\w+`?\s*\((?:string|integer|boolean|object|array|number|enum)\s*[),:]",
     re.IGNORECASE | re.MULTILINE,
 )
 
