@@ -104,10 +104,12 @@ def test_a_later_key_left_null_keeps_the_run_ids_of_runs_made_before_it():
     data = {k: v for k, v in cfg.resolved().items() if k not in ("finetune", "eval")}
     data["run"] = {k: v for k, v in data["run"].items() if k not in ("executor", "ray_address", "ray_cpus_per_shard")}
     del data["llm"]["policy"]["parallel"]  # as it was before the key existed
+    del data["llm"]["server"]["max_tokens"]  # a serving default: the pipeline sends its own max_tokens
     data["tools"]["bundles"] = {k: v for k, v in data.pop("bundles").items() if k != "enabled"}  # where it was
     before = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:12]
     assert cfg.config_hash() == before
     assert validate_config({"llm": {"policy": {"parallel": 4}}}).config_hash() != before
+    assert validate_config({"llm": {"server": {"max_tokens": 0}}}).config_hash() == before
 
 
 def test_bundles_switch_off_alone():

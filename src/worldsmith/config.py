@@ -31,6 +31,9 @@ EXECUTION_KEYS = ("executor", "ray_address", "ray_cpus_per_shard")  # run keys t
 # Keys added after runs were made, whose null default keeps the old behaviour: left out of the hash
 # while null, so a run made before they existed keeps its id and resumes.
 NULL_NEUTRAL_KEYS = (("llm", "policy", "parallel"),)
+# Keys that shape only what outside harnesses get from a served model (the pipeline sends its own
+# max_tokens with every request): left out of the hash, so runs keep their ids.
+SERVING_KEYS = (("llm", "server", "max_tokens"),)
 # llama.cpp's slots share one KV cache (kv_unified): when the sequences in flight outgrow it, it fails
 # every one of them. Each sequence needs room for an episode (the agent's system prompt, tools, turns).
 LLAMACPP_MIN_TOKENS_PER_SEQUENCE = 2048
@@ -631,6 +634,11 @@ class PipelineConfig(Strict):
                 section = section[name]
             if section.get(key, 0) is None:
                 del section[key]
+        for *parents, key in SERVING_KEYS:
+            section = data
+            for name in parents:
+                section = section[name]
+            section.pop(key, None)
         # bundles was tools.bundles, without `enabled`, when runs were made: hashed there (and its `enabled`
         # left out while true, the behaviour before it existed), so those runs keep their ids
         bundles = data.pop("bundles")
