@@ -34,6 +34,7 @@ from worldsmith.export.sft import (
 from worldsmith.records import Agent, SFTExample, Task, ToolSpec, Trajectory, Verdict
 from worldsmith.stage import Shard, Stage
 from worldsmith.store import stored_record, yield_funnel
+from worldsmith.vocab import EPISODE_ROLES
 
 BATCH_ROWS = 1000  # kept trajectories turned into examples at a time
 BUCKET_ROWS = 10_000  # kept trajectories sorted in memory at once (about: bucket bounds come from a sample) ...
@@ -137,9 +138,8 @@ def run(
                         examples.append(example)
                 ctx.store.append(examples)
             n_examples = funnel["exported"] = sum(writer.counts.splits.values())
-            models = {
-                r: ctx.cfg.llm.model_for(r) for r in ("agent", "user_sim", "tool_sim", "critic")
-            }  # the policy's name when llm.policy is on
+            # the models that made a kept episode (the policy's name when llm.policy is on)
+            models = {r: ctx.cfg.llm.model_for(r) for r in (*EPISODE_ROLES, "critic")}
             policy = ctx.cfg.judge.model_dump(exclude={"enabled", "concurrency"})
             card = dataset_card(
                 ctx.run_id, writer.counts, funnel, builder.dropped, policy, tools, cfg.licence_note, models, cfg.formats
