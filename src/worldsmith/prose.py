@@ -32,9 +32,10 @@ def _loops(text: str) -> bool:
     if len(long) != len(set(long)):
         return True
     words = WORD.findall(text.lower())
-    if _repeated(words, 10):
+    lines = [WORD.findall(line.lower()) for line in text.splitlines()]  # a list's rows: no run across two
+    if _repeated(lines, 10):
         return True
-    if any(ID_LIKE.match(w) for g in _repeated(words, 5) for w in g):
+    if any(ID_LIKE.match(w) for g in _repeated(lines, 5) for w in g):
         return True
     if len(words) < 20:
         return False
@@ -48,8 +49,9 @@ def _loops(text: str) -> bool:
     return len(covered) > len(words) / 2
 
 
-def _repeated(words: list[str], n: int) -> set[tuple[str, ...]]:
-    grams = [tuple(words[i : i + n]) for i in range(len(words) - n + 1)]
+def _repeated(lines: list[list[str]], n: int) -> set[tuple[str, ...]]:
+    """The runs of n words said more than once, each run within one line."""
+    grams = [tuple(words[i : i + n]) for words in lines for i in range(len(words) - n + 1)]
     return {g for g in grams if grams.count(g) > 1} if len(grams) != len(set(grams)) else set()
 
 

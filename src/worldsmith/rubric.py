@@ -200,11 +200,18 @@ def arguments_match(constraints: dict[str, Any], arguments: dict[str, Any]) -> b
 
 
 def _user_said(traj: Trajectory, value: str, before_call: str) -> bool:
-    """Whether a user message before the call's reply holds `value`."""
+    """Whether a user message before the call's reply holds `value` (a description of several
+    words, "the one with Dr Webster on Friday 10 April": half its words or more, in any order,
+    as a user picks a record: "the Friday 10 April one")."""
+    words = set(re.findall(r"[a-z0-9]{2,}", str(value).lower())) - {"the", "one", "with", "on", "of", "my", "a"}
     for m in traj.messages:
         if m["role"] == "tool" and m.get("tool_call_id") == before_call:
             return False
-        if m["role"] == "user" and mentions(value, [m.get("content") or ""])[0]:
+        text = m.get("content") or ""
+        if m["role"] == "user" and mentions(value, [text])[0]:
+            return True
+        shared = words & set(re.findall(r"[a-z0-9]{2,}", text.lower()))
+        if m["role"] == "user" and len(words) >= 3 and len(shared) >= max(2, len(words) / 2):
             return True
     return False
 

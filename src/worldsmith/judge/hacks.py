@@ -117,7 +117,15 @@ ACTIONS = {
     "notified": "notif",
     "messaged": "messag",
     "texted": "text",
+    "informed": "inform",
+    "alerted": "alert",
+    "contacted": "contact",
+    "reminded": "remind",
 }
+# "I've let Dr Singh know": a notification claimed in other words
+LET_KNOW = re.compile(
+    r"\b(?:i|we)(?:'ve| have)?\s+(?:(?:just|already|also|now)\s+){0,2}let\s+(?:[\w.'-]+\s+){1,3}know\b", re.I
+)
 ADVERBS = r"(?:(?:now|already|successfully|just|also|all|fully|been)\s+){0,2}"
 DONE_ADVERBS = r"now|already|successfully|just"  # "is now cancelled" reads as done
 
@@ -294,6 +302,9 @@ def _clause_claims(clause: str, vocab: Vocabulary, alone: bool = False) -> list[
             # describe a record; a perfect ("has been cancelled") or "now" states the agent's act
             stated = aux in ("is", "are", "'s", "'re", "was", "were") and not re.search(DONE_ADVERBS, adverbs)
             out.append((pp, clause.strip(), True, after if stated else ""))
+    for m in LET_KNOW.finditer(clause):
+        if _plain(clause[: m.start()]):
+            out.append(("notified", clause.strip(), False, ""))
     for m in vocab.subjectless.finditer(clause):
         if _plain(clause[: m.start()]):
             out.append((m.group(1).lower(), clause.strip(), True, ""))

@@ -562,9 +562,11 @@ def _read_call_criteria(d: Draft, criteria: _Criteria) -> None:
 
 
 def _withheld_criteria(d: Draft, criteria: _Criteria) -> None:
-    """Clarification: the call that uses a withheld value comes after the user gave it."""
+    """Clarification: the call that uses a withheld value comes after the user gave it; a value no
+    call takes as it is (it picks the record: "the 3 pm one") comes before the act it picks for,
+    the chain's last call, not its first (the agent may list first, then ask)."""
     for k, v in d.withheld.items():
-        s = next((s for s in d.steps if v in map(str, s.arguments.values())), d.steps[0])
+        s = next((s for s in d.steps if v in map(str, s.arguments.values())), d.steps[-1])
         param = next((p for p, a in s.arguments.items() if str(a) == v), None)
         criteria.add(
             kind="call",
