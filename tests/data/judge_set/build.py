@@ -1574,11 +1574,13 @@ BAD: list[tuple[str, Callable, str, int]] = [
 # =========================================================================== driver
 
 
-def instance(kind: str, fn: Callable, v: int, base: int) -> tuple[str, Ep, str, int]:
-    for attempt in range(30):
-        seed = base + attempt * 101
-        env = Env(kind, seed)
-        eid = f"{fn.__name__}-{v}"
+def instance(make_env: Callable, kind: str, fn: Callable, v: int, base: int, tag: str = "", attempts: int = 30,
+             stride: int = 101) -> tuple[str, Ep, str, int]:
+    """The first seed from `base` (every `stride`) on which scenario `fn`'s variant `v` can be written."""
+    for attempt in range(attempts):
+        seed = base + attempt * stride
+        env = make_env(kind, seed)
+        eid = f"{tag}{fn.__name__}-{v}"
         try:
             ep, note = fn(env, v, eid)
         except Skip:
@@ -1593,28 +1595,41 @@ def check_good(eid: str, ep: Ep) -> None:
     assert ep.world.state == ep.task.blueprint.end_state, f"{eid}: end state differs from the gold end state"
 
 
-def main() -> None:
+def write_set(out: Path, good: list, bad: list, make_env: Callable, *, parts: tuple[str, str], bases: tuple[int, int],
+              steps: tuple[int, int], tag: str = "", id_prefixes: tuple[str, str] = ("", ""), attempts: int = 30,
+              stride: int = 101, bad_stop_shift: int = 2, check_bad: Callable | None = None,
+              stops: tuple[str, ...] = ()) -> None:
+    """Write one labelled set: every variant of every good scenario (checked good), then of every bad one,
+    each on its first fitting seed, closed by the user's words of `stops` (default STOPS), as JSON lines;
+    print the counts by part, label and reason."""
     rows = []
-    for i, (kind, fn, n) in enumerate(GOOD):
-        for v in range(n):
-            eid, ep, note, seed = instance(kind, fn, v, 1000 + 37 * i + 11 * v)
-            check_good(eid, ep)
-            traj = ep.trajectory(eid, STOPS[(i + v) % len(STOPS)])
-            rows.append({"id": f"b-{eid}", "part": "b", "label": "good", "reason": None, "note": note,
-                         "task": ep.task.model_dump(mode="json"), "trajectory": traj.model_dump(mode="json")})
-    for i, (kind, fn, reason, n) in enumerate(BAD):
-        for v in range(n):
-            eid, ep, note, seed = instance(kind, fn, v, 5000 + 37 * i + 11 * v)
-            traj = ep.trajectory(eid, STOPS[(i + v + 2) % len(STOPS)])
-            rows.append({"id": f"c-{eid}", "part": "c", "label": "bad", "reason": reason, "note": note,
-                         "task": ep.task.model_dump(mode="json"), "trajectory": traj.model_dump(mode="json")})
-    with OUT.open("w") as fh:
+    for label, scenarios in (("good", good), ("bad", bad)):
+        part, base, prefix = (parts[0], bases[0], id_prefixes[0]) if label == "good" else (parts[1], bases[1], id_prefixes[1])
+        for i, (kind, fn, *rest) in enumerate(scenarios):
+            reason, n = (None, rest[0]) if label == "good" else rest
+            for v in range(n):
+                eid, ep, note, seed = instance(make_env, kind, fn, v, base + steps[0] * i + steps[1] * v, tag, attempts,
+                                               stride)
+                if label == "good":
+                    check_good(eid, ep)
+                elif check_bad is not None:
+                    check_bad(eid, ep, reason)
+                shift = 0 if label == "good" else bad_stop_shift
+                closings = stops or STOPS
+                traj = ep.trajectory(eid, closings[(i + v + shift) % len(closings)])
+                rows.append({"id": f"{prefix}{eid}", "part": part, "label": label, "reason": reason, "note": note,
+                             "task": ep.task.model_dump(mode="json"), "trajectory": traj.model_dump(mode="json")})
+    with out.open("w") as fh:
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
     counts = Counter((r["part"], r["label"], r["reason"]) for r in rows)
     for k, c in sorted(counts.items(), key=lambda kv: str(kv[0])):
         print(*k, c, sep="\t")
-    print(f"{len(rows)} episodes -> {OUT} ({OUT.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
+    print(f"{len(rows)} episodes -> {out} ({out.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
+
+
+def main() -> None:
+    write_set(OUT, GOOD, BAD, Env, parts=("b", "c"), bases=(1000, 5000), steps=(37, 11), id_prefixes=("b-", "c-"))
 
 
 if __name__ == "__main__":

@@ -1319,19 +1319,6 @@ BAD: list[tuple[str, Callable, str, int]] = [
 # =========================================================================== driver
 
 
-def instance(kind: str, fn: Callable, v: int, base: int) -> tuple[str, Ep, str, int]:
-    for attempt in range(40):
-        seed = base + attempt * 107
-        env = make_env(kind, seed)
-        eid = f"h2-{fn.__name__}-{v}"
-        try:
-            ep, note = fn(env, v, eid)
-        except Skip:
-            continue
-        return eid, ep, note, seed
-    raise RuntimeError(f"{fn.__name__} v{v}: no seed fits")
-
-
 def bad_differs(eid: str, ep: Ep, reason: str) -> None:
     """A sanity check that a bad episode's fault is really there (where the end state can show it)."""
     assert all(c.ok for c in ep.calls), f"{eid}: a call failed"
@@ -1345,28 +1332,8 @@ def bad_differs(eid: str, ep: Ep, reason: str) -> None:
 
 
 def main() -> None:
-    rows = []
-    for i, (kind, fn, n) in enumerate(GOOD):
-        for v in range(n):
-            eid, ep, note, seed = instance(kind, fn, v, 40000 + 43 * i + 17 * v)
-            check_good(eid, ep)
-            traj = ep.trajectory(eid, STOPS[(i + v) % len(STOPS)])
-            rows.append({"id": eid, "part": "b-heldout2", "label": "good", "reason": None, "note": note,
-                         "task": ep.task.model_dump(mode="json"), "trajectory": traj.model_dump(mode="json")})
-    for i, (kind, fn, reason, n) in enumerate(BAD):
-        for v in range(n):
-            eid, ep, note, seed = instance(kind, fn, v, 50000 + 43 * i + 17 * v)
-            bad_differs(eid, ep, reason)
-            traj = ep.trajectory(eid, STOPS[(i + v + 3) % len(STOPS)])
-            rows.append({"id": eid, "part": "c-heldout2", "label": "bad", "reason": reason, "note": note,
-                         "task": ep.task.model_dump(mode="json"), "trajectory": traj.model_dump(mode="json")})
-    with OUT.open("w") as fh:
-        for r in rows:
-            fh.write(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n")
-    counts = Counter((r["part"], r["label"], r["reason"]) for r in rows)
-    for k, c in sorted(counts.items(), key=lambda kv: str(kv[0])):
-        print(*k, c, sep="\t")
-    print(f"{len(rows)} episodes -> {OUT} ({OUT.stat().st_size / 1e6:.2f} MB)", file=sys.stderr)
+    B.write_set(OUT, GOOD, BAD, make_env, parts=('b-heldout2', 'c-heldout2'), bases=(40000, 50000), steps=(43, 17), tag='h2-',
+                attempts=40, stride=107, bad_stop_shift=3, check_bad=bad_differs, stops=STOPS)
 
 
 if __name__ == "__main__":
