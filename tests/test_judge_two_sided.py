@@ -294,6 +294,9 @@ def test_replies_that_do_not_do_the_job_are_failures():
         "You can set the status of an account to suspended by using the `set_account_suspended` function. "
         "This function returns a JSON object.",
         "To do that, call update_account_status with the account id.",
+        # kept by the default run: the user told to do the agent's job with a tool
+        "The status of account acc-5002 is active. You can set it to suspended by using the option 'suspended' "
+        "in the command-line tool.",
     ):
         assert "tool_talk" in _hacks([ask, look, {"assistant": reply}], ACCOUNT_TOOLS), reply
     for reply in (

@@ -663,6 +663,14 @@ TOOL_TALK = re.compile(
     rf"|{IDENTIFIER}\s*(?:\(\))?\s+{TOOL_WORDS}",
     re.IGNORECASE,
 )
+# the user told to work a tool themselves: "You can set it to available by using the option 'available' in
+# the command-line tool", "you can call the API"
+USER_WORKS_TOOL = re.compile(
+    r"\byou (?:can|could|may|might|should|need to|will need to|have to)\b[^.!?\n]{0,80}?"
+    r"\b(?:using|use|with|via|run|running|call|calling|in|through) (?:the |a |an |our |this )?[\w' -]{0,30}?"
+    r"\b(?:tool|function|command|option|api|endpoint|cli|command-line|method)s?\b",
+    re.IGNORECASE,
+)
 TOOL_VERBS = ("get", "set", "list", "create", "update", "delete", "cancel", "add", "remove", "search", "find", "make")
 
 
@@ -678,6 +686,9 @@ def tool_talk(traj: Trajectory) -> HackFinding | None:
         told = next((n for mt in TOOL_TALK.finditer(text) for n in mt.groups() if n), None)
         if told:
             return HackFinding(kind="tool_talk", evidence=f"message {i} tells the user about the tool {told!r}")
+        works = USER_WORKS_TOOL.search(text)
+        if works:
+            return HackFinding(kind="tool_talk", evidence=f"message {i} tells the user to work a tool: {works[0]!r}")
         for name in re.findall(IDENTIFIER, text):
             if name.split("_")[0] in TOOL_VERBS and name not in offered:
                 return HackFinding(kind="tool_talk", evidence=f"message {i} names {name!r}, a tool the bundle lacks")
