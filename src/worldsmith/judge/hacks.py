@@ -405,7 +405,8 @@ def _unbacked(
 ) -> str | None:
     """Why a claimed action has nothing behind it (None: it has). Backed by a successful call named
     for the action (cancel_order for "cancelled"); or, for a verb of change in general ("updated",
-    "changed"), by any successful write; or by a write that did this action to the world: its
+    "changed"), by any successful write (said in the passive, of a thing the calls touched or the
+    conversation named: not "your refund has been processed"); or by a write that did this action: its
     arguments, its patch or its result hold the state claimed ("cancelled" for status=cancelled), the thing
     named after the verb ("upgraded you to business"), or a record added or removed for "created"
     or "deleted". Another write is no backing: "cancelled, and I've issued a refund" with no refund."""
