@@ -21,7 +21,7 @@ help:
 	@echo "make query       interactive DuckDB shell on the catalog of all runs"
 	@echo "make finetune    fine-tune the base model on the run's exported dataset (Muon + AdamW; ARGS='--set finetune.optimizer=adamw')"
 	@echo "make eval        held-out tasks: the fine-tuned model vs the base model as the agent policy (ARGS='--model PATH')"
-	@echo "make bench       every benchmark (utilisation vs vllm bench serve, overhead, pipeline ceiling, Ray + replicas, yield, policy probe, data scale, Muon vs AdamW + QK-clip, kill soak) -> benchmarks/results/"
+	@echo "make bench       every benchmark (utilisation vs vllm bench serve, overhead, pipeline ceiling, Ray + replicas, yield, the judge two-sided, policy probe, data scale, Muon vs AdamW + QK-clip, kill soak) -> benchmarks/results/"
 	@echo "make ui          Prefect server + every worldsmith deployment, on http://127.0.0.1:4200 (ui-stop stops)"
 	@echo "make crawl       re-crawl the MCP servers of tool_specs/servers.yaml into tool_specs/crawled/"
 	@echo "make serve       start the embedded model server in the background (serve-stop stops it)"
@@ -76,6 +76,7 @@ bench: setup setup-vllm synth
 	$(BIN)/python benchmarks/cluster.py
 	$(BIN)/python -m pytest -q --durations=0 tests/test_cluster.py
 	$(BIN)/python benchmarks/yield_cost.py
+	$(BIN)/python benchmarks/judge_two_sided.py
 	$(BIN)/python benchmarks/policy_probe.py
 	$(BIN)/python benchmarks/data_scale.py
 	$(BIN)/python benchmarks/finetune.py

@@ -6,8 +6,9 @@ against the base rate (the share of bad episodes in the part).
 
 Parts: `a` the default policy's (SmolLM2-135M) episodes of a `make synth` run, labelled by hand;
 `b` / `c` good and bad episodes of the kinds a capable model writes, the judge's dev set;
-`b-heldout` / `c-heldout` the same kinds written after the judge's fixes, by someone who did not
-read the judge, scored once. Labels were set before the judge ran and are never edited to match it.
+`b-heldout` / `c-heldout` and `-heldout2` the same kinds written after the judge's fixes, by someone who
+did not read the judge, each scored blind once (the first set then served as dev, see
+benchmarks/README.md). Labels were set before the judge ran and are never edited to match it.
 
     python benchmarks/judge_two_sided.py [--json benchmarks/results/judge_two_sided.json] [--plot PATH]
 """
@@ -67,6 +68,7 @@ SOURCES = {
     "default policy (a)": ("a",),
     "capable, dev (b + c)": ("b", "c"),
     "capable, held-out": ("b-heldout", "c-heldout"),
+    "capable, held-out 2": ("b-heldout2", "c-heldout2"),
 }
 
 

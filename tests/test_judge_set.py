@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from judge_two_sided import figures, judge_all, load  # noqa: E402
 
-GOOD_WORK = ("b", "b-heldout")  # a capable model's good episodes: recall >= 0.98
+GOOD_WORK = ("b", "b-heldout", "b-heldout2")  # a capable model's good episodes: recall >= 0.98
 
 
 @pytest.fixture(scope="module")

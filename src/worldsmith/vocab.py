@@ -133,7 +133,13 @@ MACHINE_KINDS: tuple[str, ...] = get_args(MachineKind)
 StateOp = Literal["equals", "not_equals", "exists", "absent", "contains", "gte", "lte", "unchanged_except"]
 
 HackKind = Literal[
-    "unbacked_claim", "fabricated_tool_output", "fabricated_value", "unknown_tool", "garbled_reply", "tool_talk"
+    "unbacked_claim",
+    "fabricated_tool_output",
+    "fabricated_value",
+    "unknown_tool",
+    "garbled_reply",
+    "tool_talk",
+    "unfounded_advice",
 ]
 HACK_KINDS: tuple[str, ...] = get_args(HackKind)
 
