@@ -10,14 +10,20 @@ Parts: `a` the default policy's (SmolLM2-135M) episodes of a `make synth` run, l
 did not read the judge, each scored blind once (the first set then served as dev, see
 benchmarks/README.md). Labels were set before the judge ran and are never edited to match it.
 
-    python benchmarks/judge_two_sided.py [--json benchmarks/results/judge_two_sided.json] [--plot PATH]
+With `--before REV` (default 6c45768, the judge before it was measured two-sided) the same
+episodes are judged by the code at REV too (a git worktree, its default policy), so the table and
+the plot show both in one run; `--no-before` skips it.
+
+    python benchmarks/judge_two_sided.py [--before REV | --no-before] [--json PATH] [--plot PATH]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -58,6 +64,50 @@ def judge_all(rows: list[dict]) -> list[dict]:
     return out
 
 
+# run by the code at another revision: the labelled episodes judged by its default policy (fields
+# its records do not know, such as a criterion's `declines`, are left out)
+BEFORE_SCRIPT = """
+import json, sys
+from worldsmith.config import JudgeConfig
+from worldsmith.judge.stage import decide
+from worldsmith.records import Criterion, Task, Trajectory
+known = set(Criterion.model_fields)
+out = []
+for line in sys.stdin:
+    row = json.loads(line)
+    task = row["task"]
+    for c in task["rubric"]["criteria"]:
+        for k in [k for k in c if k not in known]:
+            del c[k]
+    v = decide(JudgeConfig(), Task.model_validate(task), Trajectory.model_validate(row["trajectory"]), None)
+    out.append({"id": row["id"], "part": row["part"], "label": row["label"], "kept": v.passed, "reasons": v.reasons,
+                "hacks": sorted({h.kind for h in v.hacks})})
+print(json.dumps(out))
+"""
+
+
+def judge_before(rows: list[dict], rev: str) -> list[dict]:
+    """The episodes judged by the code at `rev` (a temporary git worktree, the same interpreter)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "before"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree), rev], check=True)
+        try:
+            lines = "".join(
+                json.dumps({k: r[k] for k in ("id", "part", "label", "task", "trajectory")}) + "\n" for r in rows
+            )
+            done = subprocess.run(
+                [sys.executable, "-c", BEFORE_SCRIPT],
+                input=lines,
+                capture_output=True,
+                text=True,
+                check=True,
+                env={"PYTHONPATH": str(tree / "src"), "PATH": "/usr/bin:/bin"},
+            )
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=True)
+    return json.loads(done.stdout)
+
+
 def _ratio(num: int, den: int) -> float | None:
     return round(num / den, 3) if den else None
 
@@ -76,7 +126,7 @@ def figures(judged: list[dict]) -> dict[str, dict]:
     """Per part, per source and over all: the policy's precision and recall, and each hack check alone."""
     present = sorted({j["part"] for j in judged})
     groups = {p: (p,) for p in present}
-    groups |= {name: ps for name, ps in SOURCES.items() if set(ps) & set(present) and len(ps) > 1}
+    groups |= {name: ps for name, ps in SOURCES.items() if set(ps) & set(present)}
     groups["all"] = tuple(present)
     parts: dict[str, dict] = {}
     for part, members in groups.items():
@@ -86,7 +136,7 @@ def figures(judged: list[dict]) -> dict[str, dict]:
         kept_good, kept_bad = sum(j["kept"] for j in good), sum(j["kept"] for j in bad)
         checks = {}
         for kind in HACK_KINDS:
-            fires = defaultdict(int)
+            fires: defaultdict[str, int] = defaultdict(int)
             for j in js:
                 if kind in j["hacks"]:
                     fires[j["label"]] += 1
@@ -141,28 +191,33 @@ def _show(x: float | None) -> str:
     return "–" if x is None else f"{x:.3f}"
 
 
-def plot(parts: dict[str, dict], path: Path) -> None:
+def plot(parts: dict[str, dict], before: dict[str, dict] | None, path: Path) -> None:
+    """Recall and precision by source, now and (hatched) before."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     names = [p for p in parts if p in SOURCES or p == "all"]
-    fig, ax = plt.subplots(figsize=(7, 3.2))
-    width = 0.38
-    xs = range(len(names))
-    for offset, key, color in ((-width / 2, "precision", "#4c78a8"), (width / 2, "recall", "#f58518")):
-        values = [parts[p][key] if parts[p][key] is not None else 0 for p in names]
-        ax.bar([x + offset for x in xs], values, width, label=key, color=color)
-        for x, p, v in zip(xs, names, values, strict=True):
-            if parts[p][key] is None:
-                ax.text(x + offset, 0.02, "n/a", ha="center", fontsize=7)
-            else:
-                ax.text(x + offset, v + 0.01, f"{v:.2f}", ha="center", fontsize=7)
-    ax.set_xticks(list(xs), [f"{p}\n({parts[p]['good']} good, {parts[p]['bad']} bad)" for p in names], fontsize=8)
-    ax.set_ylim(0, 1.12)
-    ax.set_title("the default judge policy on labelled episodes, by source")
-    ax.legend(loc="lower right", fontsize=8)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.4), sharey=True)
+    for ax, key in zip(axes, ("recall", "precision"), strict=True):
+        versions = [("now", parts, "#4c78a8", "")] + ([("before", before, "#bab0ac", "//")] if before else [])
+        width = 0.8 / len(versions)
+        for k, (label, figs, color, hatch) in enumerate(versions):
+            xs = [x - 0.4 + width * (k + 0.5) for x in range(len(names))]
+            values = [figs[p][key] if figs.get(p, {}).get(key) is not None else 0 for p in names]
+            ax.bar(xs, values, width, label=label, color=color, hatch=hatch, edgecolor="white")
+            for x, v in zip(xs, values, strict=True):
+                ax.text(x, v + 0.01, f"{v:.2f}", ha="center", fontsize=7)
+        short = [p.replace("capable, ", "").replace(" (b + c)", "").replace(" policy", "") for p in names]
+        ticks = [f"{n}\n{parts[p]['good']} good\n{parts[p]['bad']} bad" for n, p in zip(short, names, strict=True)]
+        ax.set_xticks(range(len(names)), ticks, fontsize=7)
+        ax.set_ylim(0, 1.3)
+        ax.set_title(
+            f"{key} of the default judge policy" + (" (good work kept)" if key == "recall" else " (kept that is good)"),
+            fontsize=9,
+        )
+        ax.legend(loc="upper right", fontsize=8, ncol=2)
     fig.savefig(path, bbox_inches="tight", dpi=110)
     plt.close(fig)
 
@@ -171,18 +226,27 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, default=RESULTS / "judge_two_sided.json")
     ap.add_argument("--plot", type=Path, default=RESULTS / "judge_two_sided.png")
+    ap.add_argument("--before", default="6c45768", help="also judge with the code at this git revision")
+    ap.add_argument("--no-before", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true", help="list dropped good and kept bad episodes")
     args = ap.parse_args()
-    judged = judge_all(load())
+    rows = load()
+    judged = judge_all(rows)
     parts = figures(judged)
     print(table(parts))
+    before = None
+    if not args.no_before:
+        before = figures(judge_before(rows, args.before))
+        print(f"\nthe same episodes, judged by the code at {args.before}:\n")
+        print(table(before).split("\n\n")[0])
     if args.verbose:
         for j in judged:
             if j["kept"] != (j["label"] == "good"):
                 print(f"{'dropped good' if j['label'] == 'good' else 'kept bad'} {j['part']} {j['id']}: {j['reasons']}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"parts": parts, "episodes": judged}, indent=1) + "\n")
-    plot(parts, args.plot)
+    out = {"parts": parts, "before": {"revision": args.before, "parts": before} if before else None, "episodes": judged}
+    args.json.write_text(json.dumps(out, indent=1) + "\n")
+    plot(parts, before, args.plot)
     print(f"\nwrote {args.json} and {args.plot}")
 
 
