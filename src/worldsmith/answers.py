@@ -51,9 +51,8 @@ MONEY = re.compile(
     rf"{CURRENCY}\s?-?({NUMBER})(?![\w]|[.,]\d)|(?<![\w.,])({NUMBER})\s?(?:USD|EUR|GBP|dollars|euros)\b", re.IGNORECASE
 )
 PHONE = re.compile(r"(?<![\w-])\d{2,4}(?:[-.]\d{2,4}){2,}(?![\w-])")
-GROUPED = re.compile(
-    r"(?<![\w-])(?:[A-Z]{2}\d{2}|\d{4})(?: [A-Z\d]{4}){2,}(?: [A-Z\d]{1,4})?(?![\w-])"
-)  # IBANs, card numbers
+# IBANs, card numbers
+GROUPED = re.compile(r"(?<![\w-])(?:[A-Z]{2}\d{2}|\d{4})(?: [A-Z\d]{4}){2,}(?: [A-Z\d]{1,4})?(?![\w-])")
 TOKEN = re.compile(r"(?<![\w.@-])#?[A-Za-z0-9][\w-]*[A-Za-z0-9]|(?<![\w.@-])#\d")
 # number-and-unit tokens are quantities, not ids: 2nd, 10am, 500MB, 30-day, 24h
 NOT_ID = re.compile(

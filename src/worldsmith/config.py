@@ -56,9 +56,8 @@ class RunConfig(Strict):
     data_dir: str = "data"
     prompts_dir: str = "prompts"
     tool_specs_dir: str = "tool_specs"
-    shard_size: PositiveInt = (
-        100  # input records per Prefect task, for the stages that split (agents, tasks, rollouts, judge)
-    )
+    # input records per Prefect task, for the stages that split (agents, tasks, rollouts, judge)
+    shard_size: PositiveInt = 100
     # Where the shards of a stage that splits run: one after another in the flow's process
     # (local), or at once on a Ray cluster through prefect-ray (ray). How a run executes
     # does not change what it makes, so these keys are not part of the run id's hash.
@@ -117,9 +116,8 @@ class RetryConfig(Strict):
     max_attempts: PositiveInt = 5
     initial_backoff_s: PositiveFloat = 0.5
     max_backoff_s: PositiveFloat = 30
-    outage_timeout_s: Annotated[float, Field(ge=0)] = (
-        180  # a server unreachable this long stops the run (0: count as a failed call)
-    )
+    # a server unreachable this long stops the run (0: count as a failed call)
+    outage_timeout_s: Annotated[float, Field(ge=0)] = 180
 
 
 def on_off(v: Any) -> Any:
@@ -289,9 +287,8 @@ class WorldsConfig(Strict):
     categories: NonNegInt = 2  # taxonomy categories used (0 = all), taken in file order; a GPU run: 0
     domains_per_category: PositiveInt = 2
     design: Literal["llm", "derived"] = "llm"  # llm: designed, validated, derived when invalid; derived: code only
-    today: datetime.date = datetime.date(
-        2026, 3, 2
-    )  # the worlds' fixed "now": dates are drawn around it, so worlds replay
+    # the worlds' fixed "now": dates are drawn around it, so worlds replay
+    today: datetime.date = datetime.date(2026, 3, 2)
 
 
 class EvolveConfig(Strict):
@@ -299,9 +296,8 @@ class EvolveConfig(Strict):
     to fields), then WizardLM-style evolution operators that keep or change the binding."""
 
     enabled: bool = True
-    naming: Literal["llm", "code"] = (
-        "code"  # who names and describes a bound tool (its behaviour is the binding's either way)
-    )
+    # who names and describes a bound tool (its behaviour is the binding's either way)
+    naming: Literal["llm", "code"] = "code"
     tools_per_domain: PositiveInt = 3
     evolutions_per_tool: NonNegInt = 1
     operators: list[Literal[EVOLUTION_OPERATORS]] = Field(
@@ -355,9 +351,8 @@ class AgentsConfig(Strict):
     strictness: list[Literal["lenient", "standard", "strict"]] = Field(
         default_factory=lambda: ["lenient", "standard", "strict"], min_length=1
     )
-    voice: Literal["llm", "template"] = (
-        "llm"  # who writes the role sentence and guidelines (the rules are the world's either way)
-    )
+    # who writes the role sentence and guidelines (the rules are the world's either way)
+    voice: Literal["llm", "template"] = "llm"
 
 
 class TasksConfig(Strict):
@@ -378,19 +373,14 @@ class TasksConfig(Strict):
         min_length=1,
     )
     max_state_bytes: PositiveInt = 8192
-    world_records: Annotated[tuple[PositiveInt, PositiveInt], Field(description="records per collection")] = (
-        3,
-        5,
-    )  # seeded, min and max
-    blueprint_attempts: PositiveInt = (
-        3  # seeds tried before a difficulty that finds no valid chain is given up (recorded)
-    )
-    request_attempts: NonNegInt = (
-        2  # requests the model writes per task (0: template only); the first that passes the check is kept
-    )
-    template_fallback: bool = (
-        True  # when none passes: the plain request of prompts/user_request.jinja (recorded as such)
-    )
+    # seeded, min and max
+    world_records: Annotated[tuple[PositiveInt, PositiveInt], Field(description="records per collection")] = (3, 5)
+    # seeds tried before a difficulty that finds no valid chain is given up (recorded)
+    blueprint_attempts: PositiveInt = 3
+    # requests the model writes per task (0: template only); the first that passes the check is kept
+    request_attempts: NonNegInt = 2
+    # when none passes: the plain request of prompts/user_request.jinja (recorded as such)
+    template_fallback: bool = True
 
 
 class _FaultRatesBase(Strict):
@@ -414,9 +404,8 @@ FaultRates = create_model(
 class FaultsConfig(Strict):
     enabled: bool = True
     rates: FaultRates = FaultRates()
-    force_on_error_recovery: bool = (
-        True  # error_recovery tasks: the first tool call fails (transient_error), even with enabled: false
-    )
+    # error_recovery tasks: the first tool call fails (transient_error), even with enabled: false
+    force_on_error_recovery: bool = True
 
 
 class ToolSimConfig(Strict):
@@ -445,15 +434,12 @@ class RolloutsConfig(Strict):
     max_tool_calls: PositiveInt = 6
     max_agent_steps_per_turn: PositiveInt = 4  # assistant messages between two user messages
     max_tokens: PositiveInt = 4000  # generated tokens per episode, all roles together
-    require_tool: Literal["first_turn", "never"] = (
-        "first_turn"  # force a call on the first assistant step of tool tasks
-    )
-    first_user_message: Literal["simulate", "goal_request"] = (
-        "simulate"  # blueprint tasks always open with their checked request
-    )
-    user_knows_goal: bool = (
-        True  # blueprint tasks: once every checkable criterion holds, the user simulator is told and ends
-    )
+    # force a call on the first assistant step of tool tasks
+    require_tool: Literal["first_turn", "never"] = "first_turn"
+    # blueprint tasks always open with their checked request
+    first_user_message: Literal["simulate", "goal_request"] = "simulate"
+    # blueprint tasks: once every checkable criterion holds, the user simulator is told and ends
+    user_knows_goal: bool = True
     # a user simulator reply that is not valid (a small model's runaway string) is asked again with another
     # seed; the simulator is not the policy being judged, and only the valid reply enters the episode
     user_sim_attempts: PositiveInt = 2
@@ -554,12 +540,10 @@ class FinetuneConfig(Strict):
     eval_every: PositiveInt = 5
     save_every: PositiveInt = 5
     ns_dtype: Literal["auto", "float32", "bfloat16"] = "auto"  # Newton-Schulz: auto = bf16 on CUDA, fp32 on CPU
-    explode_factor: PositiveFloat = (
-        10.0  # stop when the loss exceeds this multiple of the first loss (or is not finite)
-    )
-    qk_clip_tau: PositiveFloat | None = (
-        None  # K2's MuonClip: heads whose max attention logit passes this are scaled back (K2: 100); null = off
-    )
+    # stop when the loss exceeds this multiple of the first loss (or is not finite)
+    explode_factor: PositiveFloat = 10.0
+    # K2's MuonClip: heads whose max attention logit passes this are scaled back (K2: 100); null = off
+    qk_clip_tau: PositiveFloat | None = None
     seed: NonNegInt = 0
 
 
@@ -569,20 +553,19 @@ class EvalConfig(Strict):
 
     samples_per_task: PositiveInt = 4  # k of pass^k
     max_tasks: NonNegInt = 0  # 0 = every held-out task
-    engine: Literal["llamacpp", "vllm"] = (
-        "llamacpp"  # serves the models under test (llamacpp: an HF folder is converted to GGUF once)
-    )
+    # serves the models under test (llamacpp: an HF folder is converted to GGUF once)
+    engine: Literal["llamacpp", "vllm"] = "llamacpp"
     port: Annotated[int, Field(ge=1, le=65535, strict=True)] = 8011
     # Sequences that server runs at once: its own, not llm.server.parallel, which sizes the simulators'
     # server (and may be 32 on vLLM, far past what llama.cpp's shared context holds).
     parallel: PositiveInt = 8
     compare_base: bool = True  # also evaluate finetune.base_model (or the packaged SmolLM2) on the same tasks
+    # tool-call modes played
     modes: list[Literal["constrained", "native"]] = Field(
         default_factory=lambda: ["constrained", "native"], min_length=1
-    )  # tool-call modes played
-    grounding: Annotated[Literal["off", "on"], BeforeValidator(on_off)] = (
-        "off"  # off: the model under test picks its own arguments (grounding helps make data, not measure)
     )
+    # off: the model under test picks its own arguments (grounding helps make data, not measure)
+    grounding: Annotated[Literal["off", "on"], BeforeValidator(on_off)] = "off"
 
 
 class CrawlConfig(Strict):

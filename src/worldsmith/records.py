@@ -382,9 +382,8 @@ class Task(Record):
     agent_id: str
     difficulty: str
     world_id: str | None = None
-    blueprint: Blueprint | None = (
-        None  # None: a free-form task (tasks.mode freeform), written in one shot and not executed
-    )
+    # None: a free-form task (tasks.mode freeform), written in one shot and not executed
+    blueprint: Blueprint | None = None
     user_persona: Persona
     user_goal: UserGoal
     initial_state: dict[str, Any]
@@ -597,9 +596,8 @@ class ModelEval(Record):
     exact_argument_rate: float | None = None  # gold calls of the tasks the agent made with exactly the gold arguments
     call_rate: float | None = None  # episodes of tasks with a gold call where the agent called any tool at all
     statuses: dict[str, int] = Field(default_factory=dict)
-    simulator_failures: int = (
-        0  # episodes the user or tool simulator ended (not the policy's fault; they count as not passed)
-    )
+    # episodes the user or tool simulator ended (not the policy's fault; they count as not passed)
+    simulator_failures: int = 0
     # episodes ended because the policy's server failed (timeout, connection, HTTP error after retries): not
     # the model's doing; they count as not passed, and an eval where every episode did is void
     server_errors: int = 0

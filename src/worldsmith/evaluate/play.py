@@ -117,9 +117,10 @@ def model_scores(
             pass_hat[str(k)] = round(sum(per_task) / len(per_task), 4)
     calls = [c for t in trajs for c in t.calls]
     server_errors = sum(server_failed(t) for t in trajs)
+    # a call or reply that never parsed
     unparsed = sum(
         t.status == "error" and (t.reason or "").startswith("agent_output") and not server_failed(t) for t in trajs
-    )  # a call or reply that never parsed
+    )
     attempted = len(calls) + unparsed
     valid = sum(c.executor not in INVALID_CALLS for c in calls)
     reasons = Counter(r for v in verdicts.values() for r in v.reasons)

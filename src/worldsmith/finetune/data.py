@@ -47,9 +47,8 @@ def encode(tokenizer, example: dict[str, Any], max_length: int) -> dict[str, lis
 class Batch:
     input_ids: torch.Tensor
     labels: torch.Tensor
-    attention_mask: (
-        torch.Tensor
-    )  # 1 on real tokens; a packed batch is not given it (its positions say where examples start)
+    # 1 on real tokens; a packed batch is not given it (its positions say where examples start)
+    attention_mask: torch.Tensor
     position_ids: torch.Tensor | None = None  # packed rows only: 0, 1, ... from each example's first token
 
     def to(self, device) -> Batch:

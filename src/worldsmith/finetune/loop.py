@@ -311,9 +311,8 @@ class Training:
         for micro in range(self.cfg.grad_accum):
             b = batches[(step * self.cfg.grad_accum + micro) % len(batches)].to(self.device)
             if self.clip and b.position_ids is not None:
-                self.clip.note_real_tokens(
-                    b.attention_mask
-                )  # a packed batch reaches the model without its padding mask
+                # a packed batch reaches the model without its padding mask
+                self.clip.note_real_tokens(b.attention_mask)
             with torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=self.cuda):
                 loss = lm_loss(self.model, b) / self.cfg.grad_accum
             loss.backward()

@@ -367,9 +367,7 @@ def _dependent(world: World, usable: list[ToolSpec], state: dict[str, Any], rng:
         d.steps += e.steps
         hidden = c2.key.replace("_", " ")
         d.asked = dict(e.asked)  # the first call's result is a means, what the second finds is the goal
-        d.facts.update(
-            {k: v for k, v in e.facts.items() if k != hidden}
-        )  # the chain finds the key: the user does not know it
+        d.facts.update({k: v for k, v in e.facts.items() if k != hidden})  # the chain finds the key, not the user
         if first.binding.action == "get" and e.wants:
             d.goal = (
                 f"know the {' and '.join(e.wants)} of the {c2.entity} of {c1.entity} "
