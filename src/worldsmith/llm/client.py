@@ -549,9 +549,8 @@ def parse_structured(result: LLMResult, schema: dict[str, Any]) -> None:
     result.data = data
 
 
-MAX_ARGUMENT_CHARS = (
-    200  # a string argument the schema leaves unbounded: a small model otherwise runs on until max_tokens
-)
+# a string argument the schema leaves unbounded: a small model otherwise runs on until max_tokens
+MAX_ARGUMENT_CHARS = 200
 
 
 def cap_strings(schema: Any) -> Any:
