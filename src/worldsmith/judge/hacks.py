@@ -428,9 +428,12 @@ def _unbacked(
     patches = {e.call_id: e.patch for e in traj.world_states.patches}
     touched: list[tuple[set[str], set[str]]] = []  # per successful write: (words of its arguments, patch, result; ops)
     for c in done:
-        result = re.findall(r"[a-z]+", replies.get(c.call_id, "").lower().replace("_", " "))
-        named = set(re.findall(r"[a-z]+", c.name.lower()))
-        words = set(_words(c.arguments)) | set(_words(patches.get(c.call_id) or [])) | set(result) | named
+        words = {
+            *_words(c.arguments),
+            *_words(patches.get(c.call_id) or []),
+            *_words(replies.get(c.call_id, "")),
+            *_words(c.name),
+        }
         touched.append((words, {op.get("op") for op in patches.get(c.call_id) or [] if isinstance(op, dict)}))
     prefixes = {w[:5] for words, _ in touched for w in words}
     if pp in GENERAL_CHANGES:
