@@ -117,11 +117,20 @@ class ToolBinding(Part):
     params: dict[str, str] = Field(default_factory=dict)  # parameter -> field: list filters, create/update values
     # field -> value the tool always sets (update) or filters on (list)
     fixed: dict[str, Any] = Field(default_factory=dict)
+    # a domain pack's action (custom verbs: renew_loan): code in the world's pack runs it
+    operation: str | None = None
+    # get, update, delete of a crawled tool: parameters that name the record together (owner + repo + number)
+    match: dict[str, str] = Field(default_factory=dict)
+    # list: parameters matched as a case-insensitive substring of any text field (search_papers' query)
+    search: list[str] = Field(default_factory=list)
+    limit_param: str | None = None  # list: the parameter that caps how many records come back
+    # parameters with no effect on the state (an output format, a verbosity flag), and why
+    ignored: dict[str, str] = Field(default_factory=dict)
 
     @property
     def executed(self) -> bool:
         """Whether code runs this tool on the world state (else the LLM tool simulator plays it)."""
-        return self.action in EXECUTED_ACTIONS
+        return self.action in EXECUTED_ACTIONS or self.operation is not None
 
 
 class ToolSpec(Record):
@@ -137,7 +146,7 @@ class ToolSpec(Record):
     input_schema: dict[str, Any]
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] = Field(default_factory=dict)  # MCP's ToolAnnotations, as the server sent them
-    source: Literal["mcp", "evolved", "seed"]
+    source: Literal["mcp", "evolved", "seed", "pack"]
     server: str | None = None
     category: str | None = None
     domain: str | None = None
@@ -218,7 +227,8 @@ class PolicyRule(Part):
     tools allow what the policy forbids: that is what a refusal task tests)."""
 
     rule_id: str
-    kind: Literal["transition", "forbid", "confirm"]
+    # check: enforced by a domain pack action's code (the text tells the agent)
+    kind: Literal["transition", "forbid", "confirm", "check"]
     collection: str
     action: ToolAction
     field: str | None = None
@@ -242,8 +252,14 @@ class World(Record):
     collections: list[CollectionSpec]
     rules: list[PolicyRule] = Field(default_factory=list)
     today: str  # ISO date the world's dates are drawn around (a fixed "now", so worlds replay)
-    source: Literal["llm", "derived"]
+    # llm: designed by the model | derived: from the domain's entities | pack: a domain pack (worlds/<name>/)
+    # | crawled: inferred from a crawled MCP server's tools
+    source: Literal["llm", "derived", "pack", "crawled"]
     problem: str | None = None  # why the LLM's design was refused, when it was
+    pack: str | None = None  # the domain pack it was loaded from (its actions run its custom tools)
+    pack_dir: str | None = None  # that pack's folder, where its actions module is imported from
+    policy: str = ""  # the policy text agents are given, beyond the rules (a pack's, written by hand)
+    servers: list[str] = Field(default_factory=list)  # crawled: the MCP servers its tools come from
     created_at: datetime = Field(default_factory=utcnow)
 
     def collection(self, name: str) -> CollectionSpec | None:

@@ -75,6 +75,10 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
     c = world.collection(binding.collection)
     if c is None:
         return _fail("internal_error", f"no collection {binding.collection!r} in this world")
+    if binding.operation is not None:
+        from worldsmith.worldmodel.packs import run_operation  # a pack's actions load only where a world has them
+
+        return run_operation(world, binding, state, arguments)
     records: list[dict[str, Any]] = state.get(c.name, [])
     fields = {f.name: f for f in c.fields}
     values = {fname: arguments[p] for p, fname in binding.params.items() if p in arguments}
@@ -82,8 +86,21 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
     action = binding.action
 
     if action == "list":
-        hits = [r for r in records if all(_same(r.get(k), v) for k, v in values.items())]
-        return Execution(True, {c.name: hits[:MAX_LIST], "count": len(hits)})
+        texts = [str(arguments[p]).strip().lower() for p in binding.search if str(arguments.get(p) or "").strip()]
+        hits = [
+            r
+            for r in records
+            if all(_same(r.get(k), v) for k, v in values.items())
+            and all(any(t in str(r.get(f.name, "")).lower() for f in c.fields if f.type == "string") for t in texts)
+        ]
+        cap = MAX_LIST
+        if (
+            binding.limit_param
+            and isinstance(arguments.get(binding.limit_param), int)
+            and arguments[binding.limit_param] > 0
+        ):
+            cap = min(cap, arguments[binding.limit_param])
+        return Execution(True, {c.name: hits[:cap], "count": len(hits)})
 
     if action == "create":
         for fname, f in fields.items():
@@ -101,10 +118,22 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
         record = {c.key: next_key(c, records), **{f: values[f] for f in fields}}
         return Execution(True, record, [{"op": "add", "path": f"/{_escape(c.name)}/-", "value": record}])
 
-    key = arguments.get(binding.key_param or c.key)
-    at = find(c, records, key)
-    if at is None:
-        return _fail("not_found", f"no {c.entity} with {c.key} {key!r}")
+    if binding.match and not binding.key_param:  # a record named by several parameters together
+        wanted = {f: arguments.get(p) for p, f in binding.match.items()}
+        at = next((i for i, r in enumerate(records) if all(_same(r.get(f), v) for f, v in wanted.items())), None)
+        if at is None:
+            named = ", ".join(f"{f} {v!r}" for f, v in wanted.items())
+            return _fail("not_found", f"no {c.entity} with {named}")
+    else:
+        key = arguments.get(binding.key_param or c.key)
+        at = find(c, records, key)
+        if at is None:
+            return _fail("not_found", f"no {c.entity} with {c.key} {key!r}")
+        extra = {f: arguments[p] for p, f in binding.match.items() if p in arguments}
+        if any(not _same(records[at].get(f), v) for f, v in extra.items()):
+            return _fail(
+                "not_found", f"no {c.entity} {key!r} with " + ", ".join(f"{f} {v!r}" for f, v in extra.items())
+            )
     record = records[at]
     if action == "get":
         return Execution(True, record)
