@@ -171,4 +171,9 @@ def seed_state(world: World, seed: int, records: tuple[int, int] = (3, 5)) -> di
             rows.append(row)
         state[c.name] = rows
         keys[c.name] = [r[c.key] for r in rows]
-    return {c.name: state[c.name] for c in world.collections}
+    out = {c.name: state[c.name] for c in world.collections}
+    if world.pack:  # a domain pack's seeders make the records consistent (a due date after its checkout)
+        from worldsmith.worldmodel.packs import finish_seed
+
+        out = finish_seed(world, out, seed)
+    return out
