@@ -1,0 +1,319 @@
+"""Worlds inferred by code from crawled MCP tools (worldmodel/infer.py): hand-written servers
+with the collections, bindings and reasons expected of them, and the real snapshot's bound
+tools executed on seeded states with calls that satisfy their real input schemas."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from worldsmith.mcp.snapshot import load_snapshot_specs
+from worldsmith.records import ToolBinding, ToolSpec, World
+from worldsmith.worldmodel.execute import execute
+from worldsmith.worldmodel.infer import InferredWorld, _bounds, binding_coverage, infer_worlds
+from worldsmith.worldmodel.schema import world_problem
+from worldsmith.worldmodel.seed import seed_state
+
+ROOT = Path(__file__).resolve().parents[1]
+TODAY = "2025-06-01"
+
+
+def spec(server: str, name: str, props: dict[str, Any], required: list[str] = (), category: str = "tools", **kw):
+    schema = {"type": "object", "properties": props, "required": list(required)}
+    return ToolSpec(
+        tool_id=ToolSpec.make_id(name, kw.get("description", name), schema, None, server),
+        name=name,
+        description=kw.get("description", f"{name.replace('_', ' ')}."),
+        input_schema=schema,
+        annotations=kw.get("annotations", {}),
+        source="mcp",
+        server=server,
+        category=category,
+    )
+
+
+S = {"type": "string"}
+I = {"type": "integer"}
+
+
+def github() -> list[ToolSpec]:
+    return [
+        spec("gh", "get_issue", {"owner": S, "repo": S, "issue_number": I}, ["owner", "repo", "issue_number"]),
+        spec(
+            "gh",
+            "list_issues",
+            {"owner": S, "repo": S, "state": {"type": "string", "enum": ["open", "closed"]}, "per_page": I, "page": I},
+            ["owner", "repo"],
+        ),
+        spec(
+            "gh",
+            "create_issue",
+            {"owner": S, "repo": S, "title": S, "body": S, "issue_number": I},
+            ["owner", "repo", "title"],
+        ),
+        spec(
+            "gh",
+            "update_issue",
+            {
+                "owner": S,
+                "repo": S,
+                "issue_number": I,
+                "title": S,
+                "state": {"type": "string", "enum": ["open", "closed"]},
+            },
+            ["owner", "repo", "issue_number"],
+        ),
+        spec("gh", "close_issue", {"owner": S, "repo": S, "issue_number": I}, ["owner", "repo", "issue_number"]),
+        spec("gh", "run_workflow", {"owner": S, "repo": S, "workflow": S}, ["owner", "repo", "workflow"]),
+    ]
+
+
+def arxiv() -> list[ToolSpec]:
+    return [
+        spec(
+            "arx",
+            "search_papers",
+            {"query": S, "max_results": I, "sort_by": {"type": "string", "enum": ["relevance", "date"]}},
+            ["query"],
+            category="web_research",
+        ),
+        spec("arx", "get_paper", {"paper_id": S}, ["paper_id"], category="web_research"),
+        spec("arx", "get_abstract", {"paper_id": S}, ["paper_id"], category="web_research"),
+        spec("arx", "download_paper", {"paper_id": S}, ["paper_id"], category="web_research"),
+    ]
+
+
+def calculator() -> list[ToolSpec]:
+    return [
+        spec("calc", "calculate", {"expression": S}, ["expression"], category="utilities"),
+        spec("calc", "convert_units", {"value": {"type": "number"}, "from_unit": S, "to_unit": S}, ["value"]),
+    ]
+
+
+def by_name(inferred: list[InferredWorld], tools: list[ToolSpec]) -> tuple[dict[str, Any], dict[str, str], World]:
+    names = {t.tool_id: t.name for t in tools}
+    bindings = {names[k]: b for w in inferred for k, b in w.bindings.items() if k in names}
+    unbound = {names[k]: r for w in inferred for k, r in w.unbound.items() if k in names}
+    worlds = [w.world for w in inferred if w.world is not None and set(w.bindings) & set(names)]
+    assert len(worlds) == 1
+    return bindings, unbound, worlds[0]
+
+
+def test_github_like_server_composite_keys_and_one_collection():
+    tools = github()
+    b, unbound, world = by_name(infer_worlds(tools, TODAY), tools)
+    assert world_problem(world) is None and world.source == "crawled" and world.servers == ["gh"]
+    assert [c.name for c in world.collections] == ["issues"]
+    issues = world.collection("issues")
+    fields = {f.name: f for f in issues.fields}
+    assert fields["issue_number"].type == "integer" and fields["state"].enum[:2] == ["open", "closed"]
+    assert {x.collection for x in b.values()} == {"issues"}
+    assert b["get_issue"].action == "get" and b["get_issue"].key_param is None
+    assert b["get_issue"].match == {"owner": "owner", "repo": "repo", "issue_number": "issue_number"}
+    assert b["list_issues"].action == "list" and b["list_issues"].params == {
+        "owner": "owner",
+        "repo": "repo",
+        "state": "state",
+    }
+    assert b["list_issues"].limit_param == "per_page" and "page" in b["list_issues"].ignored
+    assert b["create_issue"].action == "create" and b["create_issue"].params["title"] == "title"
+    assert b["update_issue"].action == "update" and b["update_issue"].params == {"title": "title", "state": "state"}
+    assert b["close_issue"].action == "update" and b["close_issue"].fixed == {"status": "closed"}
+    assert unbound == {"run_workflow": "side_effect_outside: run"}
+
+
+def test_arxiv_like_search_and_get_and_calculator_unbound():
+    tools = arxiv() + calculator()
+    inferred = infer_worlds(tools, TODAY)
+    names = {t.tool_id: t.name for t in tools}
+    b = {names[k]: v for w in inferred for k, v in w.bindings.items()}
+    unbound = {names[k]: v for w in inferred for k, v in w.unbound.items()}
+    assert b["search_papers"] == ToolBinding(
+        world_id=b["search_papers"].world_id,
+        collection="papers",
+        action="list",
+        search=["query"],
+        limit_param="max_results",
+        ignored={"sort_by": "the order of the results"},
+    )
+    assert b["get_paper"].action == "get" and b["get_paper"].key_param == "paper_id"
+    assert b["get_abstract"].collection == "papers" and b["get_abstract"].key_param == "paper_id"
+    assert unbound["download_paper"].startswith("side_effect_outside")
+    assert unbound["calculate"].startswith("compute_only") or unbound["calculate"].startswith("side_effect")
+    assert unbound["convert_units"].startswith("compute_only")
+    calc = [w for w in inferred if w.servers == ["calc"]]
+    assert calc and calc[0].world is None and not calc[0].bindings
+
+
+def test_deterministic():
+    tools = github() + arxiv() + calculator()
+    a = infer_worlds(tools, TODAY)
+    b = infer_worlds(list(reversed(tools)), TODAY)
+    assert [(w.world.model_dump(exclude={"created_at"}) if w.world else None, w.bindings, w.unbound) for w in a] == [
+        (w.world.model_dump(exclude={"created_at"}) if w.world else None, w.bindings, w.unbound) for w in b
+    ]
+
+
+# --------------------------------------------------------------------------- the real snapshot
+
+
+@pytest.fixture(scope="module")
+def snapshot() -> tuple[list[ToolSpec], list[InferredWorld]]:
+    tools = load_snapshot_specs(ROOT / "tool_specs" / "crawled", ROOT / "tool_specs" / "servers.yaml")
+    if not tools:
+        pytest.skip("no crawled snapshot")
+    return tools, infer_worlds(tools, TODAY)
+
+
+def _fresh(f, rng: random.Random, state: dict[str, Any]) -> Any:
+    if f.ref:
+        return state[f.ref][0][next(c.key for c in WORLD[0].collections if c.name == f.ref)]
+    if f.enum:
+        return f.enum[-1]
+    if f.type == "boolean":
+        return True
+    if f.type == "integer":
+        return rng.randint(1, 12) if f.format == "quantity" else rng.randint(13, 400)
+    if f.type == "number":
+        return round(rng.uniform(1, 99), 2)
+    if f.format == "date":
+        return "2025-07-04"
+    return f"fresh {f.name} {rng.randint(1000, 9999)}"
+
+
+WORLD: list[World] = []
+
+
+def _default(schema: dict[str, Any]) -> Any:
+    if "default" in schema and schema["default"] is not None:
+        return schema["default"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    for s in schema.get("anyOf") or []:
+        if s.get("type") != "null":
+            return _default(s)
+    return {"integer": 1, "number": 1.0, "boolean": False, "array": [], "object": {}}.get(schema.get("type"), "x")
+
+
+def plan_call(world: World, b: ToolBinding, tool: ToolSpec, state: dict[str, Any], rng: random.Random):
+    """A call the lead's blueprint planner would make: (arguments, the record it names or None)."""
+    WORLD[:] = [world]
+    c = world.collection(b.collection)
+    fields = {f.name: f for f in c.fields}
+    record = state[c.name][1]
+    if b.action == "delete":  # a record no other record references (execute refuses the others)
+        used = {r.get(f.name) for o in world.collections for f in o.fields if f.ref == c.name for r in state[o.name]}
+        record = next((r for r in state[c.name] if r[c.key] not in used), record)
+    args: dict[str, Any] = {}
+    if b.action in ("get", "update", "delete"):
+        if b.key_param:
+            args[b.key_param] = record[c.key]
+        for p, f in b.match.items():
+            args[p] = record[f]
+    if b.action == "list":
+        for p, f in b.params.items():
+            args[p] = record[f]
+        texts = [str(record[f.name]) for f in c.fields if f.type == "string" and not f.enum and record[f.name]]
+        for p in b.search:
+            args[p] = (texts[0] if texts else record[c.key]).split()[0]
+        if b.limit_param:
+            top = _bounds(tool.input_schema["properties"][b.limit_param]).get("maximum", 20)
+            args[b.limit_param] = min(20, top)
+    if b.action in ("create", "update"):
+        for p, f in b.params.items():
+            args[p] = _fresh(fields[f], rng, state)
+    props = tool.input_schema.get("properties", {})
+    for p in tool.input_schema.get("required", []):
+        if p not in args and p in b.ignored:
+            args[p] = _default(props[p])
+    return args, record if b.action != "create" else None
+
+
+@pytest.mark.parametrize(
+    "server", ["apache-airflow", "arxiv", "ecommerce", "mcp-yahoo-finance", "reddit", "dbt", "notes-vault", "excel"]
+)
+def test_bound_tools_execute_on_seeded_worlds(snapshot, server):
+    tools, inferred = snapshot
+    by_id = {t.tool_id: t for t in tools}
+    rng = random.Random(3)
+    ran = 0
+    for w in inferred:
+        if server not in w.servers or w.world is None:
+            continue
+        assert world_problem(w.world) is None
+        state = seed_state(w.world, seed=11)
+        for tid, b in sorted(w.bindings.items()):
+            tool = by_id[tid]
+            props = set(tool.input_schema.get("properties", {}))
+            accounted = set(b.params) | set(b.match) | set(b.search) | set(b.ignored)
+            accounted |= {p for p in (b.key_param, b.limit_param) if p}
+            assert props == accounted, (tool.name, props ^ accounted)
+            args, record = plan_call(w.world, b, tool, state, rng)
+            jsonschema.validate(args, tool.input_schema)
+            run = execute(w.world, b, state, args)
+            assert run.ok, (tool.name, args, run.error)
+            c = w.world.collection(b.collection)
+            if b.action == "get":
+                assert run.result[c.key] == record[c.key]
+            elif b.action == "list":
+                assert record[c.key] in [r[c.key] for r in run.result[c.name]], (tool.name, args)
+            elif b.action == "create":
+                assert run.patch and run.patch[0]["op"] == "add"
+            elif b.action == "delete":
+                assert run.patch[0]["op"] == "remove"
+            ran += 1
+    assert ran >= 3
+
+
+def test_every_bound_snapshot_tool_executes(snapshot):
+    """Each bound tool of every inferred world: a schema-valid planned call succeeds."""
+    tools, inferred = snapshot
+    by_id = {t.tool_id: t for t in tools}
+    rng = random.Random(5)
+    failures = []
+    for w in inferred:
+        if w.world is None:
+            continue
+        assert world_problem(w.world) is None, w.servers
+        assert len(w.world.collections) <= 6 and all(len(c.fields) <= 10 for c in w.world.collections)
+        state = seed_state(w.world, seed=2)
+        for tid, b in sorted(w.bindings.items()):
+            tool = by_id[tid]
+            args, record = plan_call(w.world, b, tool, state, rng)
+            try:
+                jsonschema.validate(args, tool.input_schema)
+            except jsonschema.ValidationError as e:
+                failures.append((w.servers, tool.name, "schema", e.message[:80]))
+                continue
+            run = execute(w.world, b, state, args)
+            if b.action == "delete" and run.error and run.error[0] == "conflict":
+                continue  # every record is still referenced: execute refuses, as a back end would
+            if not run.ok:
+                failures.append((w.servers, tool.name, run.error))
+            elif b.action == "list" and record[w.world.collection(b.collection).key] not in [
+                r[w.world.collection(b.collection).key] for r in run.result[b.collection]
+            ]:
+                failures.append((w.servers, tool.name, "list misses the record", args))
+    assert not failures, "\n".join(map(str, failures))
+
+
+COVERAGE_FLOOR = 0.55
+SERVERS_FLOOR = 55
+
+
+def test_snapshot_coverage_above_measured_floor(snapshot):
+    tools, inferred = snapshot
+    cov = binding_coverage(inferred, tools)
+    assert cov["tools"] == len(tools) and cov["servers"] == len({t.server for t in tools})
+    assert cov["bound_share"] >= COVERAGE_FLOOR, cov["bound_share"]
+    assert cov["servers_with_world_3plus"] >= SERVERS_FLOOR
+    assert sum(cov["unbound_reasons"].values()) == cov["tools"] - cov["bound"]
+    # tools that are plainly not state: never bound
+    names = {t.tool_id: (t.server, t.name) for t in tools}
+    bound = {names[k] for w in inferred for k in w.bindings}
+    assert ("calculator", "calculate") not in bound
+    assert not {n for n in bound if n[0] == "mcp-gnu-units" and "convert" in n[1]}
