@@ -434,6 +434,15 @@ def load_pack(folder: str | Path, today: str | dt.date) -> Pack:
         _collection(path, cname, cspec, taken)
         for cname, cspec in _mapping(path, "collections", doc.get("collections")).items()
     ]
+    known = [c.name for c in collections]
+    for c in collections:
+        for f in c.fields:
+            if f.ref is not None and f.ref not in known:
+                raise _fail(
+                    path,
+                    f"collections.{c.name}.fields.{f.name}.ref",
+                    f"{f.ref!r} is not a collection ({', '.join(known)})",
+                )
     world_id = world_id_for_pack(name)
     world = World(
         world_id=world_id,
@@ -799,8 +808,9 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 _Dumper.add_representer(str, _str)
 
 
-def _dump(data: Any) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=None, allow_unicode=True, width=110)
+def _dump(data: Any, flow: bool | None = None) -> str:
+    """YAML text; flow=None writes collections of plain values on one line ({format: money})."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=flow, allow_unicode=True, width=110)
 
 
 def _field_doc(f: FieldSpec) -> Any:
@@ -866,7 +876,7 @@ def save_pack(world: World, tools: Iterable[ToolSpec], folder: str | Path, name:
     lines = [
         f"# The {name} domain pack: edit it by hand, then load it with worldsmith.worldmodel.packs.load_pack.",
         "# docs/packs.md says what each key means.",
-        _dump(head).rstrip(),
+        _dump(head, flow=False).rstrip(),
         "",
         "collections:",
         _indent(_dump(collections)),
