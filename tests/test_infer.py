@@ -37,22 +37,28 @@ def spec(server: str, name: str, props: dict[str, Any], required: list[str] = ()
 
 
 S = {"type": "string"}
-I = {"type": "integer"}
+INT = {"type": "integer"}
 
 
 def github() -> list[ToolSpec]:
     return [
-        spec("gh", "get_issue", {"owner": S, "repo": S, "issue_number": I}, ["owner", "repo", "issue_number"]),
+        spec("gh", "get_issue", {"owner": S, "repo": S, "issue_number": INT}, ["owner", "repo", "issue_number"]),
         spec(
             "gh",
             "list_issues",
-            {"owner": S, "repo": S, "state": {"type": "string", "enum": ["open", "closed"]}, "per_page": I, "page": I},
+            {
+                "owner": S,
+                "repo": S,
+                "state": {"type": "string", "enum": ["open", "closed"]},
+                "per_page": INT,
+                "page": INT,
+            },
             ["owner", "repo"],
         ),
         spec(
             "gh",
             "create_issue",
-            {"owner": S, "repo": S, "title": S, "body": S, "issue_number": I},
+            {"owner": S, "repo": S, "title": S, "body": S, "issue_number": INT},
             ["owner", "repo", "title"],
         ),
         spec(
@@ -61,13 +67,13 @@ def github() -> list[ToolSpec]:
             {
                 "owner": S,
                 "repo": S,
-                "issue_number": I,
+                "issue_number": INT,
                 "title": S,
                 "state": {"type": "string", "enum": ["open", "closed"]},
             },
             ["owner", "repo", "issue_number"],
         ),
-        spec("gh", "close_issue", {"owner": S, "repo": S, "issue_number": I}, ["owner", "repo", "issue_number"]),
+        spec("gh", "close_issue", {"owner": S, "repo": S, "issue_number": INT}, ["owner", "repo", "issue_number"]),
         spec("gh", "run_workflow", {"owner": S, "repo": S, "workflow": S}, ["owner", "repo", "workflow"]),
     ]
 
@@ -77,7 +83,7 @@ def arxiv() -> list[ToolSpec]:
         spec(
             "arx",
             "search_papers",
-            {"query": S, "max_results": I, "sort_by": {"type": "string", "enum": ["relevance", "date"]}},
+            {"query": S, "max_results": INT, "sort_by": {"type": "string", "enum": ["relevance", "date"]}},
             ["query"],
             category="web_research",
         ),
@@ -301,8 +307,8 @@ def test_every_bound_snapshot_tool_executes(snapshot):
     assert not failures, "\n".join(map(str, failures))
 
 
-COVERAGE_FLOOR = 0.55
-SERVERS_FLOOR = 55
+COVERAGE_FLOOR = 0.52
+SERVERS_FLOOR = 56
 
 
 def test_snapshot_coverage_above_measured_floor(snapshot):

@@ -42,6 +42,9 @@ import networkx as nx
 from worldsmith.records import CollectionSpec, FieldSpec, ToolBinding, ToolSpec, World, content_id
 from worldsmith.worldmodel.schema import derive_rules, id_prefix, plural, singular, world_problem
 
+# optional_match: bind an optional parameter of a lookup with no key parameter as a match; right
+# only where the executor skips a match parameter the call leaves out (execute.py does not yet)
+OPTIONS: dict[str, bool] = {"optional_match": False}
 MAX_COLLECTIONS = 6
 MAX_FIELDS = 10
 MIN_FIELDS = 2
@@ -757,9 +760,14 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
     for p in props:
         k = keys[p]
         e = _id_entity(k)
-        if e is not None and types[p] in ("string", "integer") and k not in LIMIT_PARAMS | PAGE_PARAMS:
-            if not (action == "update" and k.startswith("new_")):
-                ident_entity[p] = e
+        new_value = action == "update" and k.startswith("new_")
+        if (
+            e is not None
+            and types[p] in ("string", "integer")
+            and k not in LIMIT_PARAMS | PAGE_PARAMS
+            and not new_value
+        ):
+            ident_entity[p] = e
     named = {e for e in ident_entity.values() if e}
     entity = singular("_".join(noun_words)) if noun_words else ""
     head = noun_words[-1] if noun_words else ""
@@ -791,12 +799,15 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
     if action == "get" and (is_plural or (entity not in named and search_like)):
         action = "list"
     if (
-        action == "get"
-        and entity not in named
-        and not [p for p in required if p not in ident_entity or ident_entity[p] == ""]
+        (
+            action == "get"
+            and entity not in named
+            and not [p for p in required if p not in ident_entity or ident_entity[p] == ""]
+        )
+        and not any(ident_entity[p] == "" for p in ident_entity)
+        and not [p for p in props if p in required]
     ):
-        if not any(ident_entity[p] == "" for p in ident_entity) and not [p for p in props if p in required]:
-            action = "list"
+        action = "list"
     server_words = set(words(tool.server or ""))
     uses: list[ParamUse] = []
     own_done = False
@@ -819,7 +830,8 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
                 return f"unsupported_schema: {p} is {t or 'a composite'}"
             uses.append(ParamUse(p, "ignored", reason=f"an optional {t or 'composite'} option, not modelled"))
             continue
-        if k in PAGE_PARAMS and t in ("integer", "string", "number"):
+        reading = action in ("get", "list")
+        if k in PAGE_PARAMS and t in ("integer", "string", "number") and reading:
             uses.append(ParamUse(p, "ignored", reason="pagination", required=req))
             continue
         if k in SORT_PARAMS:
@@ -828,14 +840,14 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
         if k in OUTPUT_PARAMS or (OUTPUT_PREFIX.match(k) and t == "boolean"):
             uses.append(ParamUse(p, "ignored", reason="the shape of the output", required=req))
             continue
-        if k in LIMIT_PARAMS and t == "integer":
+        if k in LIMIT_PARAMS and t == "integer" and reading:
             if action == "list":
                 uses.append(ParamUse(p, "limit", required=req, type=t))
             else:
                 uses.append(ParamUse(p, "ignored", reason="how much of the record comes back", required=req))
             continue
         if RANGE_PARAM.search(k) and k not in LIMIT_PARAMS:
-            if req:
+            if req or not reading:
                 return f"unsupported_param: {p} (a range filter)"
             uses.append(ParamUse(p, "ignored", reason="an optional range filter, not modelled"))
             continue
@@ -884,9 +896,11 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
         if own is not None:
             return "no_collection: an identifier with no noun"
         return f"no_collection: {tool.name!r} names no records"
-    if action in ("get", "update", "delete") and own is None and not [u for u in uses if u.role == "parent"]:
-        if not [u for u in uses if u.role == "value" and u.required]:
-            return f"no_collection: a {action} that names no record"
+    names_none = not [u for u in uses if u.role == "parent" or (u.role == "value" and u.required)]
+    if action in ("get", "update", "delete") and own is None and names_none:
+        return f"no_collection: a {action} that names no record"
+    if action in ("update", "delete") and is_plural and own is None:
+        return f"bulk_write: {action}s every matching {entity.replace('_', ' ')}"
     if action == "update" and not fixed and not [u for u in uses if u.role == "value"]:
         return "no_change: an update with no value to set"
     if action == "create" and not [u for u in uses if u.role in ("value", "own", "parent")]:
@@ -994,9 +1008,8 @@ def _plan_collection(entity: str, readings: list[Reading], out_fields: dict[str,
             if u.role == "own":
                 if c.natural is not None:
                     by_field[c.natural].append(u)
-            elif u.role in ("parent", "value"):
-                if u.field != c.key:
-                    by_field[u.field].append(u)
+            elif u.role in ("parent", "value") and u.field != c.key:
+                by_field[u.field].append(u)
         for fname, value in r.fixed.items():
             by_field[fname].append(
                 ParamUse("", "value", fname, "boolean" if isinstance(value, bool) else "string", [], False)
@@ -1089,7 +1102,8 @@ def _bind(r: Reading, c: _Coll, coll: CollectionSpec, world_id: str) -> ToolBind
         "ignored": {},
         "fixed": {},
     }
-    for u in r.uses:
+    # the record's own identifier first: whether the tool has a key parameter decides the rest
+    for u in sorted(r.uses, key=lambda u: u.role != "own"):
         if u.role == "ignored":
             b["ignored"][u.param] = u.reason
         elif u.role == "search":
@@ -1133,8 +1147,10 @@ def _bind(r: Reading, c: _Coll, coll: CollectionSpec, world_id: str) -> ToolBind
                     b["match"][u.param] = fname
                 else:
                     b["params"][u.param] = fname
-            elif r.action == "get" and not u.required and "key_param" not in b and c.natural is not None:
-                b["ignored"][u.param] = f"an optional qualifier (the {c.entity} is named by its {c.natural})"
+            elif r.action == "get" and not u.required and "key_param" not in b and u.type == "boolean":
+                b["ignored"][u.param] = "an optional output switch of a lookup"
+            elif r.action == "get" and not u.required and "key_param" not in b and not OPTIONS["optional_match"]:
+                return f"optional_match_param: {u.param} (a record named without it is not found)"
             else:
                 b["match"][u.param] = fname
     for fname, value in r.fixed.items():
@@ -1412,8 +1428,11 @@ def _clusters(plans: list[_Plan]) -> list[list[int]]:
     return sorted(out)
 
 
-def infer_worlds(tools: list[ToolSpec], today: str, cluster: bool = True) -> list[InferredWorld]:
+def infer_worlds(
+    tools: list[ToolSpec], today: str, cluster: bool = True, optional_match: bool = False
+) -> list[InferredWorld]:
     """Worlds and bindings for crawled tools, by code (deterministic, sorted by servers)."""
+    OPTIONS["optional_match"] = optional_match
     by_server: dict[str, list[ToolSpec]] = defaultdict(list)
     for t in sorted(tools, key=lambda t: (t.server or "", t.name, t.tool_id)):
         by_server[t.server or "unknown"].append(t)
