@@ -358,7 +358,14 @@ GOODS = (
     "medicine",
     "ticket_type",
     "asset",
+    "good",
+    "merchandise",
+    "sku",
 )
+# goods whose seeded name is a product's ("blue kettle"); a book or a medicine gets a label
+PRODUCT_GOODS = ("product", "item", "stock", "inventory", "part", "material", "supply", "good", "merchandise", "sku")
+# things lent or let out for a while: available, reserved, retired fits them as it fits goods
+RENTABLE = ("room", "seat", "desk", "locker", "court", "equipment", "bike", "car", "copy", "slot", "venue", "boat")
 ASSETS = (
     "account",
     "card",
@@ -371,13 +378,72 @@ ASSETS = (
     "robot",
     "vehicle",
     "sensor",
+    "position",
+    "portfolio",
+    "wallet",
 )
+# things that are scheduled, happen and end (a flight, a build, a meeting), not bought or owned
+OCCURRENCES = (
+    "event",
+    "meeting",
+    "mission",
+    "flight",
+    "build",
+    "run",
+    "deployment",
+    "shift",
+    "exam",
+    "lesson",
+    "class",
+    "visit",
+    "match",
+    "game",
+    "race",
+    "tour",
+    "webinar",
+    "workshop",
+    "inspection",
+    "maintenance",
+    "consultation",
+    "interview",
+    "release",
+    "sprint",
+)
+# transactions that stay open for a while, so active -> suspended -> closed fits them too
+LONG_RUNNING = ("loan", "rental", "lease", "enrollment", "enrolment", "session", "case")
+# words of a category or domain name that make it a shop (its orders are of products), a market (its orders
+# name an instrument) or a kind of finance (retail banking is no shop)
+SHOPPING = ("shop", "store", "retail", "commerce", "ecommerce", "marketplace", "grocery", "catalog", "merchant", "cart")
+TRADING = (
+    "trading",
+    "brokerage",
+    "broker",
+    "crypto",
+    "exchange",
+    "portfolio",
+    "investment",
+    "invest",
+    "securities",
+    "forex",
+    "equity",
+    "equities",
+)
+FINANCE = (*TRADING, "bank", "banking", "finance", "financial", "insurance", "credit", "lending", "mortgage")
 LIFECYCLES: dict[str, tuple[list[str], dict[str, list[str]]]] = {
     "transaction": (
         ["pending", "confirmed", "completed", "cancelled"],
         {
             "pending": ["confirmed", "cancelled"],
             "confirmed": ["completed", "cancelled"],
+            "completed": [],
+            "cancelled": [],
+        },
+    ),
+    "occurrence": (
+        ["scheduled", "in_progress", "completed", "cancelled"],
+        {
+            "scheduled": ["in_progress", "cancelled"],
+            "in_progress": ["completed", "cancelled"],
             "completed": [],
             "cancelled": [],
         },
@@ -390,36 +456,110 @@ LIFECYCLES: dict[str, tuple[list[str], dict[str, list[str]]]] = {
         ["available", "reserved", "retired"],
         {"available": ["reserved", "retired"], "reserved": ["available", "retired"], "retired": []},
     ),
+    "record": (
+        ["draft", "active", "archived"],
+        {"draft": ["active", "archived"], "active": ["archived"], "archived": []},
+    ),
 }
+# the lifecycle each kind of entity gets (people get none)
+KIND_LIFECYCLE = {
+    "transaction": "transaction",
+    "occurrence": "occurrence",
+    "goods": "item",
+    "asset": "asset",
+    "record": "record",
+}
+KINDS = (
+    ("person", PEOPLE),
+    ("transaction", TRANSACTIONS),
+    ("occurrence", OCCURRENCES),
+    ("goods", GOODS + RENTABLE),
+    ("asset", ASSETS),
+)
 
 
-def _is(entity: str, words: tuple[str, ...]) -> bool:
-    """Whether a word of the entity's name starts with one of `words` (reagent is not an agent)."""
-    return any(part.startswith(w) for part in entity.split("_") for w in words)
+def entity_is(entity: str, words: tuple[str, ...]) -> bool:
+    """Whether the entity, or a word of its name, is one of `words` (a reagent is not an agent, a booking
+    not a book)."""
+    return entity in words or any(part in words or singular(part) in words for part in entity.split("_"))
 
 
-def _kind(entity: str) -> str:
-    if _is(entity, PEOPLE):
-        return "person"
-    if _is(entity, TRANSACTIONS):
-        return "transaction"
-    if _is(entity, ASSETS):
-        return "asset"
-    return "item"
+def entity_kind(entity: str) -> str:
+    """person, transaction, occurrence, goods, asset, or record (a kind the word lists do not know).
+    The whole name decides first, then its head noun (an order_item is goods, a support_ticket a
+    transaction), then the words before it."""
+    entity = snake(entity)
+    for candidate in (entity, *reversed(entity.split("_"))):
+        for kind, words in KINDS:
+            if candidate in words or singular(candidate) in words:
+                return kind
+    return "record"
+
+
+def _words(*texts: str) -> set[str]:
+    return {singular(w) for t in texts for w in re.split(r"[^a-z]+", t.lower()) if w}
+
+
+def shopping_domain(category: str, name: str) -> bool:
+    """A shop: its orders are of products."""
+    words = _words(category, name)
+    return bool(words & set(SHOPPING)) and not words & set(FINANCE)
+
+
+def trading_domain(category: str, name: str) -> bool:
+    """A market: its orders and trades name an instrument."""
+    return bool(_words(category, name) & set(TRADING))
+
+
+def finance_domain(category: str, name: str) -> bool:
+    """A bank, a market, an insurer: what it calls products are not goods."""
+    return bool(_words(category, name) & set(FINANCE))
+
+
+def sells_goods(world: World) -> bool:
+    """Whether the world's transactions may be of products: a shop, or a world with goods that is no bank
+    or market."""
+    return _sells_goods(world.category, world.domain, [entity_kind(c.entity) for c in world.collections])
+
+
+def _sells_goods(category: str, name: str, kinds: list[str]) -> bool:
+    return shopping_domain(category, name) or (not finance_domain(category, name) and "goods" in kinds)
+
+
+def _subject(entity: str, kind: str, products: bool, trading: bool) -> FieldSpec:
+    """The field that says what a transaction or an occurrence is about: a ticket's sentence, an order's
+    product in a shop, a trade's instrument in a market, a flight's number, else a label."""
+    if kind == "transaction" and entity_is(
+        entity, ("ticket", "issue", "incident", "case", "request", "task", "job", "claim")
+    ):
+        return FieldSpec(name="title", format="sentence")
+    if kind == "transaction" and trading and entity_is(entity, ("order", "trade", "position", "transaction")):
+        return FieldSpec(name="symbol", format="code")
+    if kind == "transaction" and products:
+        return FieldSpec(name="title", format="product")
+    return FieldSpec(name="title", format="code" if entity_is(entity, ("flight",)) else "label")
 
 
 def derive_world(domain: Domain, today: str, problem: str | None = None) -> World:
-    """A plain, valid schema from the domain's entities: people get a name, an email and a
-    phone; transactions an amount, a date, a status lifecycle and a reference to the people
-    (or the first collection); assets and items a name and a lifecycle of their own."""
+    """A plain, valid schema from the domain's entities, coherent by construction: people get a
+    name, an email and a phone; transactions and occurrences what they are about, a date, a
+    lifecycle and references to the people and to what they concern (goods, else an asset, else
+    another record); an amount when money changes hands; goods a name, a quantity and the
+    available/reserved/retired lifecycle; assets an owner and active/suspended/closed; any other
+    record a name, an owner and draft -> active -> archived. A transaction is of products only in
+    a shop or a world with goods."""
     entities = list(dict.fromkeys(plural(e) for e in domain.entities if snake(e)))[:MAX_COLLECTIONS] or ["records"]
-    kinds = {name: _kind(singular(name)) for name in entities}
+    kinds = {name: entity_kind(singular(name)) for name in entities}
     person = next((n for n in entities if kinds[n] == "person"), None)
-    item = next((n for n in entities if kinds[n] == "item"), None)
+    # what a transaction or an occurrence concerns: goods first, then an asset, then any other record
+    concerns = [n for kind in ("goods", "asset", "record", "occurrence") for n in entities if kinds[n] == kind]
+    trading = trading_domain(domain.category, domain.name)
+    products = _sells_goods(domain.category, domain.name, list(kinds.values()))
     collections: list[CollectionSpec] = []
     taken: set[str] = set()
     for name in entities:
         entity, kind = singular(name), kinds[name]
+        transitions: dict[str, dict[str, list[str]]] = {}
         if kind == "person":
             fields = [
                 FieldSpec(name="full_name", format="person_name"),
@@ -427,35 +567,35 @@ def derive_world(domain: Domain, today: str, problem: str | None = None) -> Worl
                 FieldSpec(name="phone", format="phone"),
                 FieldSpec(name="city", format="city"),
             ]
-            transitions: dict[str, dict[str, list[str]]] = {}
-        else:
-            values, flow = LIFECYCLES[
-                "transaction" if kind == "transaction" else "asset" if kind == "asset" else "item"
-            ]
-            prose = kind == "transaction" and _is(
-                entity, ("ticket", "issue", "incident", "case", "request", "task", "job", "claim")
+        elif kind in ("transaction", "occurrence"):
+            fields = [_subject(entity, kind, products, trading)]
+            # an occurrence concerns goods or an asset (a mission its robot), never a record of another kind
+            what = next(
+                (n for n in concerns if n != name and (kind == "transaction" or kinds[n] in ("goods", "asset"))), None
             )
-            goods = _is(entity, GOODS)
-            fields = [
-                FieldSpec(
-                    name="title" if kind == "transaction" else "name",
-                    format="sentence" if prose else "product" if kind == "transaction" or goods else "label",
-                )
-            ]
-            # transactions name who and what they are about; assets whom they belong to; items stand alone
-            for target in (person, item) if kind == "transaction" else (person,) if kind == "asset" else ():
+            for target in (person, what):
                 if target is not None and target != name:
                     fields.append(FieldSpec(name=f"{singular(target)}_id", format="code", ref=target))
-            if kind == "transaction" and _is(entity, MONEY):
+            if kind == "transaction" and entity_is(entity, MONEY):
                 fields.append(FieldSpec(name="amount", type="number", format="money"))
             elif kind == "transaction":
                 fields.append(FieldSpec(name="priority", enum=["low", "normal", "high"]))
-            if kind == "transaction":
-                fields.append(FieldSpec(name="date", format="date"))
-            elif kind == "item" and goods:
+            fields.append(FieldSpec(name="date", format="date"))
+        elif kind == "goods":
+            sold = products and entity_is(entity, PRODUCT_GOODS)
+            fields = [FieldSpec(name="name", format="product" if sold else "label")]
+            if entity_is(entity, GOODS):
                 fields.append(FieldSpec(name="quantity", type="integer", format="quantity"))
-            elif kind == "item":
-                fields.append(FieldSpec(name="owner", format="person_name"))
+            else:
+                fields.append(FieldSpec(name="location", format="city"))
+        elif kind == "asset":
+            fields = [FieldSpec(name="name", format="label")]
+            if person is not None:
+                fields.append(FieldSpec(name=f"{singular(person)}_id", format="code", ref=person))
+        else:
+            fields = [FieldSpec(name="name", format="label"), FieldSpec(name="owner", format="person_name")]
+        if kind != "person":
+            values, flow = LIFECYCLES[KIND_LIFECYCLE[kind]]
             fields.append(FieldSpec(name="status", enum=list(values)))
             transitions = {"status": {k: list(v) for k, v in flow.items()}}
         prefix = id_prefix(entity, taken)
