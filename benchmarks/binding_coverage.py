@@ -22,7 +22,6 @@ def main() -> None:
     for name, kw in (
         ("default", {}),
         ("no_cluster", {"cluster": False}),
-        ("optional_match", {"optional_match": True}),
     ):
         inferred = infer_worlds(tools, TODAY, **kw)
         cov = binding_coverage(inferred, tools)

@@ -301,3 +301,34 @@ def test_graph_and_bundles_do_not_depend_on_the_string_hash_seed():
         for seed in (1, 2, 3, 4)
     }
     assert len(outs) == 1 and json.loads(outs.pop())[1]
+
+
+def test_bundles_on_crawled_worlds_take_their_share_and_stay_in_one_world():
+    """crawled_share of the bundles are drawn on worlds inferred from crawled servers: every core tool
+    is a real MCP tool of that one world (code runs them all); the others on evolved or pack worlds."""
+    from worldsmith.records import ToolBinding
+
+    def bound(t, world):
+        return t.model_copy(
+            update={"binding": ToolBinding(world_id=world, collection="things", action="get", key_param="q")}
+        )
+
+    tools = make_repo(n_domains=3, per_domain=4, real_servers=0)
+    tools = [bound(t, f"wld_{t.domain}") for t in tools]
+    for s in range(3):  # three crawled servers, each its own world of four bound tools
+        for i in range(4):
+            t = _spec(f"s{s}_t{i}", f"real tool {i} of server {s}", server=f"srv{s}", source="mcp", domain=None)
+            tools.append(bound(t, f"wld_srv{s}"))
+    tools.append(_spec("loose", "a crawled tool code cannot run", server="srv9", source="mcp", domain=None))
+    g = build_graph(tools)
+    cfg = BundleConfig(count=8, size_min=2, size_max=3, crawled_share=0.25, real_ratio=0.0, distractors=0)
+    drawn = sample_bundles(g, cfg, seed=11)
+    assert len(drawn) == 8
+    by_id = {t.tool_id: t for t in tools}
+    on_crawled = [b for b in drawn if set(b.sources) == {"mcp"}]
+    assert len(on_crawled) == 2  # 8 x 0.25, at bundles 4 and 8
+    for b in drawn:
+        assert len({by_id[t].binding.world_id for t in b.tool_ids if by_id[t].binding}) == 1  # one world each
+        assert all(by_id[t].binding is not None for t in b.tool_ids)  # the tool code cannot run is never core
+    none = sample_bundles(g, cfg.model_copy(update={"crawled_share": 0.0}), seed=11)
+    assert none and all("mcp" not in b.sources for b in none)

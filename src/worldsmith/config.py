@@ -287,6 +287,12 @@ class WorldsConfig(Strict):
     categories: NonNegInt = 2  # taxonomy categories used (0 = all), taken in file order; a GPU run: 0
     domains_per_category: PositiveInt = 2
     design: Literal["llm", "derived"] = "llm"  # llm: designed, validated, derived when invalid; derived: code only
+    packs_dir: str = "worlds"  # domain packs, one folder each (docs/packs.md)
+    # the packs whose worlds the run uses: [all] | [] | names of folders in packs_dir
+    packs: list[str] = Field(default_factory=lambda: ["all"])
+    # worlds inferred by code from the crawled servers' tools (tools.snapshot_dir), kept with at least
+    # crawled_min_tools bound tools; 0 = none
+    crawled_min_tools: NonNegInt = 3
     # the worlds' fixed "now": dates are drawn around it, so worlds replay
     today: datetime.date = datetime.date(2026, 3, 2)
 
@@ -312,8 +318,10 @@ class BundleConfig(Strict):
     count: PositiveInt = 8
     size_min: PositiveInt = 2
     size_max: PositiveInt = 3
-    # share of crawled (real) tools in a bundle, where the graph allows; 0: none (the CPU default: their semantics
-    # are unknown, so the LLM tool simulator plays them, which a 135M model fails; a GPU run: 0.5)
+    # share of bundles drawn on a world inferred from a crawled MCP server: real MCP tool schemas, run by code
+    crawled_share: Probability = 0.25
+    # share of a bundle's tools that are crawled tools code cannot run (no binding), where the graph allows: the
+    # LLM tool simulator plays them, which a 135M model fails (the CPU default: 0; a GPU run: 0.5)
     real_ratio: Probability = 0.0
     distractors: NonNegInt = 1  # tools from other domains added to each bundle
     # where distractors come from: evolved (another world's tools: small schemas, never callable under

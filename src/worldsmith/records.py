@@ -293,6 +293,7 @@ class Policies(Part):
     guidelines: list[str] = Field(default_factory=list)
     rules: list[str] = Field(default_factory=list)  # the world's rules, as the executor and the tasks apply them
     rule_ids: list[str] = Field(default_factory=list)
+    policy: str = ""  # the world's own policy text (a domain pack's, written by hand)
     source: Literal["llm", "template"] = "llm"  # who wrote the role's voice (the rules are the world's either way)
 
 

@@ -355,8 +355,9 @@ def check_spec(spec: ToolSpec, limits: ValidationLimits | None = None) -> tuple[
 def dedup_key(spec: ToolSpec) -> str:
     """Exact duplicate: same name and same input schema, whatever the server or wording. A tool
     bound to a world is its binding: the same action on the same fields of the same world is a
-    duplicate whatever its name, and the same name in another world is another tool."""
-    if spec.binding is not None:
+    duplicate whatever its name, and the same name in another world is another tool. A crawled
+    tool stays its real name and schema, bound or not."""
+    if spec.binding is not None and spec.source != "mcp":  # a crawled tool is its real name and schema
         return content_id("bound", spec.binding.model_dump())
     return content_id(spec.name.lower(), spec.input_schema)
 

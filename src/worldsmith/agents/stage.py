@@ -110,6 +110,7 @@ async def make_agents(ctx: RunContext, shard: Shard | None = None) -> dict[str, 
             guidelines=guidelines,
             rules=[r.text for r in rules if r.kind != "forbid"],
             rule_ids=[r.rule_id for r in rules],
+            policy=world.policy if world else "",
             source=source,
         )
         (system,) = [

@@ -34,14 +34,29 @@ def _fields(schema: dict | None) -> set[tuple[str, str]]:
 
 
 def tool_group(t: ToolSpec) -> str:
+    """A tool's world when code runs it (an evolved, pack or bound crawled tool), else its domain or server."""
+    if t.binding is not None and t.binding.executed:
+        return t.binding.world_id
     return t.domain or t.server or t.source
+
+
+def _kind(t: ToolSpec) -> str:
+    """world: code runs it in a world (evolved, pack, bound crawled); simulated: a crawled tool without one."""
+    return "world" if t.binding is not None and t.binding.executed else "simulated" if t.source == "mcp" else "world"
 
 
 def build_graph(tools: Iterable[ToolSpec]) -> nx.Graph:
     tools = sorted(tools, key=lambda t: t.tool_id)
     g = nx.Graph()
     for t in tools:
-        g.add_node(t.tool_id, name=t.name, source=t.source, group=tool_group(t), category=t.category or "uncategorised")
+        g.add_node(
+            t.tool_id,
+            name=t.name,
+            source=t.source,
+            group=tool_group(t),
+            category=t.category or "uncategorised",
+            kind=_kind(t),
+        )
     groups: dict[str, list[str]] = defaultdict(list)
     for t in tools:
         groups[tool_group(t)].append(t.tool_id)
@@ -85,11 +100,14 @@ def sample_bundles(g: nx.Graph, cfg: BundleConfig, seed: int, usage: Counter | N
         return []
     bundles: list[Bundle] = []
     seen: set[tuple[str, ...]] = set()
+    crawled = [n for n in nodes if g.nodes[n]["kind"] == "world" and g.nodes[n]["source"] == "mcp"]
     for b in range(cfg.count):
+        # every bundle is drawn on one world; crawled_share of them on worlds inferred from crawled servers
+        on_crawled = bool(crawled) and _crawled_turn(b, cfg.crawled_share)
         for _attempt in range(8):
             size = rng.randint(cfg.size_min, cfg.size_max)
-            want_real = round(size * cfg.real_ratio)
-            members = _walk(g, rng, nodes, usage, size, want_real, cfg.walk_restart)
+            want_real = 0 if on_crawled else round(size * cfg.real_ratio)
+            members = _walk(g, rng, nodes, usage, size, want_real, cfg.walk_restart, on_crawled)
             key = tuple(sorted(members))
             if len(members) >= cfg.size_min and key not in seen:
                 break
@@ -114,30 +132,39 @@ def sample_bundles(g: nx.Graph, cfg: BundleConfig, seed: int, usage: Counter | N
     return bundles
 
 
-def _walk(g, rng, nodes, usage, size, want_real, restart) -> list[str]:
-    """Random walk with restart; when the walk needs a real (or synthetic) tool and none is
-    adjacent, it jumps to one of the same category, so bundles mix sources as configured.
-    A walk starts at a synthetic tool when there is one, and its synthetic tools stay in that
-    tool's domain: they act on one world, where the agent's tasks are drawn."""
-    real = [n for n in nodes if g.nodes[n]["source"] == "mcp"]
-    synthetic = [n for n in nodes if g.nodes[n]["source"] != "mcp"]
+def _crawled_turn(index: int, share: float) -> bool:
+    """Whether bundle `index` is drawn on a crawled server's world: evenly spread, share of them."""
+    return int((index + 1) * share + 1e-9) > int(index * share + 1e-9)
+
+
+def _walk(g, rng, nodes, usage, size, want_real, restart, on_crawled=False) -> list[str]:
+    """Random walk with restart; when the walk needs a simulated crawled tool (or a world's tool)
+    and none is adjacent, it jumps to one of the same category, so bundles mix as configured.
+    A walk starts at a world's tool (a crawled server's when `on_crawled`, else an evolved or a
+    pack's), and the world's tools it takes stay in that world: the agent's tasks are drawn there."""
+    real = [n for n in nodes if g.nodes[n]["kind"] == "simulated"]
+    synthetic = [
+        n for n in nodes if g.nodes[n]["kind"] == "world" and (g.nodes[n]["source"] == "mcp") == on_crawled
+    ]
     pool = synthetic or real
     start = _weighted_choice(rng, pool, [1.0 / (1 + usage[n]) for n in pool])
     category, world = g.nodes[start]["category"], g.nodes[start]["group"]
     synthetic = [n for n in synthetic if g.nodes[n]["group"] == world] or synthetic
+    synthetic_set = set(synthetic) if g.nodes[start]["kind"] == "world" else set(nodes)
     members = [start]
     current = start
     for _ in range(size * 30):
         if len(members) >= size:
             break
-        n_real = sum(g.nodes[m]["source"] == "mcp" for m in members)
+        n_real = sum(g.nodes[m]["kind"] == "simulated" for m in members)
         need_real = n_real < want_real
         need_synthetic = len(members) - n_real < size - want_real
         # the quota is strict: a real tool only while real ones are wanted (real_ratio 0: none at all)
         neighbours = [
             n
             for n in g.neighbors(current)
-            if n not in members and (need_real if g.nodes[n]["source"] == "mcp" else need_synthetic)
+            if n not in members
+            and (need_real if g.nodes[n]["kind"] == "simulated" else need_synthetic and n in synthetic_set)
         ]
         if not neighbours:
             jump = [n for n in (real if need_real and not need_synthetic else synthetic) if n not in members]
@@ -156,8 +183,7 @@ def _walk(g, rng, nodes, usage, size, want_real, restart) -> list[str]:
         weights = []
         for n in neighbours:
             w = g[current][n]["weight"] / (1 + usage[n])
-            w *= 3.0 if (g.nodes[n]["source"] == "mcp") == need_real else 1.0
-            w *= 0.05 if g.nodes[n]["source"] != "mcp" and g.nodes[n]["group"] != world else 1.0  # another world's tool
+            w *= 3.0 if (g.nodes[n]["kind"] == "simulated") == need_real else 1.0
             weights.append(w)
         current = _weighted_choice(rng, neighbours, weights)
         members.append(current)

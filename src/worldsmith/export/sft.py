@@ -100,6 +100,16 @@ class AgentInfo(NamedTuple):
 
     domain: str
     tool_ids: list[str]
+    world_id: str | None = None
+
+
+class WorldInfo(NamedTuple):
+    """What the dataset card reads of a world (a `World` does as well)."""
+
+    source: str  # llm (designed) | derived | pack | crawled
+
+
+WORLD_SOURCES = {"llm": "designed"}  # a World's source as the card names it
 
 
 class ToolInfo(NamedTuple):
@@ -170,6 +180,7 @@ class ExampleBuilder:
                 "domain": domain,
                 "difficulty": task.difficulty if task else None,
                 "tool_ids": agent.tool_ids if agent else [],
+                "world_id": agent.world_id if agent else None,
                 "called_tool_ids": called,
                 "seed": traj.seed,
                 "sample": traj.sample,
@@ -215,6 +226,7 @@ class ExportCounts:
     decoding: Counter[str] = field(default_factory=Counter)
     difficulty: Counter[str] = field(default_factory=Counter)
     resampled: int = 0  # examples with a reply sampled again (rollouts.reply_attempts)
+    worlds: Counter[str] = field(default_factory=Counter)  # examples per world
 
     def add(self, e: SFTExample) -> None:
         self.splits[e.split] += 1
@@ -223,6 +235,8 @@ class ExportCounts:
         self.decoding[e.metadata.get("decoding") or "unknown"] += 1
         self.difficulty[e.metadata.get("difficulty") or "unknown"] += 1
         self.resampled += bool(e.metadata.get("reply_resamples"))
+        if e.metadata.get("world_id"):
+            self.worlds[e.metadata["world_id"]] += 1
 
     @classmethod
     def of(cls, examples: Iterable[SFTExample]) -> ExportCounts:
@@ -304,6 +318,7 @@ def dataset_card(
     licence: str,
     models: dict[str, str],
     formats: Sequence[str] = DEFAULT_FORMATS,
+    worlds: dict[str, WorldInfo] | None = None,
 ) -> str:
     """The README.md of the export: counts, yield, sources, filters, and the `formats` written with their folders.
     Its `configs` header points `load_dataset(folder)` at the Parquet files, or at the JSONL ones without Parquet."""
@@ -313,6 +328,15 @@ def dataset_card(
     splits, called = counts.splits, counts.called
     servers = sorted({tools[t].server for t in called if t in tools and tools[t].server})
     sources = Counter(tools[t].source for t in called if t in tools)
+    worlds = worlds or {}
+    world_examples: Counter[str] = Counter()
+    world_count: Counter[str] = Counter()
+    for world_id, n in counts.worlds.items():
+        source = (
+            WORLD_SOURCES.get(worlds[world_id].source, worlds[world_id].source) if world_id in worlds else "unknown"
+        )
+        world_examples[source] += n
+        world_count[source] += 1
     lines = [
         "---",
         "configs:",
@@ -353,6 +377,14 @@ def dataset_card(
         (
             f"- Tools called: {len(called)} ({', '.join(f'{k} {v}' for k, v in sorted(sources.items())) or 'none'}); "
             f"MCP servers: {', '.join(servers) or 'none'}."
+        ),
+        (
+            f"- Worlds: {sum(world_count.values())} "
+            f"({', '.join(f'{k} {v}' for k, v in sorted(world_count.items())) or 'none'}); examples by world source: "
+            f"{', '.join(f'{k} {v}' for k, v in sorted(world_examples.items())) or 'none'}. `pack`: a domain pack "
+            "written by hand (worlds/); `crawled`: inferred by code from a crawled MCP server's tools, which keep "
+            "their real schemas; `designed`: designed by the model and validated; `derived`: derived by code from "
+            "the domain's entities."
         ),
         f"- Models: {', '.join(f'{r} = {m}' for r, m in sorted(models.items()))}.",
         "- Difficulties: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.difficulty.items())) or "none") + ".",

@@ -28,10 +28,11 @@ from worldsmith.export.sft import (
     ExportWriter,
     TaskInfo,
     ToolInfo,
+    WorldInfo,
     dataset_card,
     validation_agents,
 )
-from worldsmith.records import Agent, SFTExample, Task, ToolSpec, Trajectory, Verdict
+from worldsmith.records import Agent, SFTExample, Task, ToolSpec, Trajectory, Verdict, World
 from worldsmith.stage import Shard, Stage
 from worldsmith.store import stored_record, yield_funnel
 from worldsmith.vocab import EPISODE_ROLES
@@ -59,7 +60,8 @@ TRAJECTORY_COLUMNS = (
 KEPT_FROM = "FROM trajectories t JOIN verdicts v ON v.trajectory_id = t.trajectory_id AND v.passed"
 KEPT = f"""
     SELECT {", ".join("t." + c for c in TRAJECTORY_COLUMNS)}, v.critic_score,
-           k.task_id IS NOT NULL AS has_task, k.difficulty, a.agent_id IS NOT NULL AS has_agent, a.domain, a.tool_ids
+           k.task_id IS NOT NULL AS has_task, k.difficulty, a.agent_id IS NOT NULL AS has_agent, a.domain, a.tool_ids,
+           a.world_id
     {KEPT_FROM} LEFT JOIN tasks k ON k.task_id = t.task_id LEFT JOIN agents a ON a.agent_id = t.agent_id"""
 KEPT_AGENTS = f"SELECT DISTINCT t.agent_id {KEPT_FROM}"
 KEPT_COUNT = f"SELECT count(*) {KEPT_FROM}"
@@ -116,10 +118,14 @@ def run(
     with tempfile.TemporaryDirectory(prefix=f"{out.name}.spill-", dir=out.parent) as spill:
         # closed before the examples are made, so its memory is given back
         with duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": spill}) as con:
-            ctx.store.views(con, (ToolSpec, Agent, Task, Trajectory, Verdict, SFTExample))
+            ctx.store.views(con, (ToolSpec, Agent, Task, Trajectory, Verdict, SFTExample, World))
             tools = {
                 tool_id: ToolInfo(server, source)
                 for tool_id, server, source in con.execute("SELECT tool_id, server, source FROM tools").fetchall()
+            }
+            worlds = {
+                world_id: WorldInfo(source)
+                for world_id, source in con.execute("SELECT world_id, source FROM worlds").fetchall()
             }
             funnel = yield_funnel(con, ctx.run_id)  # its `exported` is this export's, counted below
             held = validation_agents([a for (a,) in con.execute(KEPT_AGENTS).fetchall()], cfg.validation_fraction)
@@ -130,7 +136,7 @@ def run(
                 examples = []
                 for row in batch.to_pylist():
                     task = TaskInfo(row["difficulty"]) if row["has_task"] else None
-                    agent = AgentInfo(row["domain"], row["tool_ids"]) if row["has_agent"] else None
+                    agent = AgentInfo(row["domain"], row["tool_ids"], row["world_id"]) if row["has_agent"] else None
                     trajectory = stored_record(Trajectory, {c: row[c] for c in TRAJECTORY_COLUMNS})
                     example = builder.add(trajectory, row["critic_score"], task, agent)
                     if example is not None:
@@ -142,7 +148,16 @@ def run(
             models = {r: ctx.cfg.llm.model_for(r) for r in (*EPISODE_ROLES, "critic")}
             policy = ctx.cfg.judge.model_dump(exclude={"enabled", "concurrency"})
             card = dataset_card(
-                ctx.run_id, writer.counts, funnel, builder.dropped, policy, tools, cfg.licence_note, models, cfg.formats
+                ctx.run_id,
+                writer.counts,
+                funnel,
+                builder.dropped,
+                policy,
+                tools,
+                cfg.licence_note,
+                models,
+                cfg.formats,
+                worlds,
             )
             paths = writer.finish(card)
     splits = writer.counts.splits

@@ -28,12 +28,14 @@ from worldsmith.records import (
     GoldCall,
     PolicyRule,
     Rubric,
+    ToolBinding,
     ToolSpec,
     World,
     content_id,
 )
 from worldsmith.vocab import READ_ACTIONS, WRITE_ACTIONS
 from worldsmith.worldmodel.execute import execute
+from worldsmith.worldmodel.runner import argument_problem
 from worldsmith.worldmodel.seed import _value, seed_state
 from worldsmith.worldmodel.state import apply_patch
 
@@ -121,6 +123,127 @@ def _referenced(world: World, c: CollectionSpec, state: dict[str, Any], key: Any
     )
 
 
+def _naming_args(b: ToolBinding, c: CollectionSpec, record: dict[str, Any]) -> dict[str, Any]:
+    """The arguments that name `record` for a get, update or delete: its key, and the fields a
+    crawled tool names it by too (owner + repo + number)."""
+    out = {b.key_param: record[c.key]} if b.key_param else {}
+    out.update({p: record[f] for p, f in b.match.items()})
+    return out
+
+
+def _who(b: ToolBinding, c: CollectionSpec, named: dict[str, Any]) -> str:
+    """The record as the user names it: "order ord-1042", or "the issue with owner acme, repo api and
+    issue number 7" when the tool names it by fields."""
+    extra = [f"{p.replace('_', ' ')} {v}" for p, v in named.items() if p != b.key_param]
+    if b.key_param:
+        return f"{c.entity} {named[b.key_param]}" + (f" ({', '.join(extra)})" if extra else "")
+    return f"the {c.entity} with " + (", ".join(extra[:-1]) + " and " + extra[-1] if len(extra) > 1 else extra[0])
+
+
+def _fact_name(b: ToolBinding, c: CollectionSpec, param: str) -> str:
+    return c.key.replace("_", " ") if param == b.key_param else param.replace("_", " ")
+
+
+def _search_word(c: CollectionSpec, record: dict[str, Any], rng: random.Random) -> str | None:
+    """A word of one of the record's text fields, for a search parameter to find it by."""
+    words = sorted(
+        {
+            w
+            for f in c.fields
+            if f.type == "string"
+            and not f.enum
+            and f.ref is None
+            and f.format not in ("email", "url", "date", "datetime")
+            for w in str(record.get(f.name, "")).split()
+            if len(w) >= 4 and w.isalpha()
+        }
+    )
+    return rng.choice(words).lower() if words else None
+
+
+def _required_ignored(t: ToolSpec) -> dict[str, Any]:
+    """Values for required parameters the binding ignores (an output format): the schema's default
+    or first allowed value, as a user who does not care would leave them."""
+    props = (t.input_schema or {}).get("properties", {})
+    out: dict[str, Any] = {}
+    for p in (t.input_schema or {}).get("required", []):
+        if p in (t.binding.ignored if t.binding else {}):
+            spec = props.get(p, {})
+            if "default" in spec:
+                out[p] = spec["default"]
+            elif spec.get("enum"):
+                out[p] = spec["enum"][0]
+            elif spec.get("type") in ("integer", "number"):
+                out[p] = spec.get("minimum", 1)
+            elif spec.get("type") == "boolean":
+                out[p] = False
+    return out  # a required value it cannot fill: the gold call fails its schema check (run_gold)
+
+
+def _schema_value(spec: dict[str, Any], rng: random.Random) -> Any:
+    """A value a user could ask for, from a parameter's JSON schema (an operation's own parameter)."""
+    if spec.get("enum"):
+        return rng.choice(spec["enum"])
+    typ = spec.get("type")
+    if typ == "integer":
+        lo = int(spec.get("minimum", 1))
+        return rng.randint(lo, int(spec.get("maximum", lo + 13)))
+    if typ == "number":
+        lo = float(spec.get("minimum", 1))
+        return round(rng.uniform(lo, float(spec.get("maximum", lo + 200))), 2)
+    if typ == "boolean":
+        return rng.random() < 0.5
+    return None
+
+
+def _plan_operation(
+    world: World, t: ToolSpec, state: dict[str, Any], rules: list[PolicyRule], rng: random.Random, seed: int, only: Any
+) -> Draft | None:
+    """A call of a domain pack's action that succeeds on `state`: the record from the collection's
+    records (seeded order), the other arguments from the fields they set or their schemas; each
+    candidate is executed, as the action's own rules decide what is allowed."""
+    b = t.binding
+    c = world.collection(b.collection)
+    fields = {f.name: f for f in c.fields}
+    props = (t.input_schema or {}).get("properties", {})
+    required = set((t.input_schema or {}).get("required", []))
+    records = [r for r in _candidates(c, state, rng) if only is None or r[c.key] == only] if b.key_param else [{}]
+    for record in records[:12]:
+        for _ in range(3 if b.key_param else 24):  # an action that makes a record (book_flight): only values to try
+            args: dict[str, Any] = {b.key_param: record[c.key]} if b.key_param else {}
+            for p, spec in props.items():
+                if p in args:
+                    continue
+                if p in b.params:
+                    f = fields.get(b.params[p])
+                    value = _fresh(world, c, f, state, rng, seed) if f is not None else _schema_value(spec, rng)
+                else:
+                    value = _schema_value(spec, rng)
+                if value is None and p in required:
+                    break
+                if value is not None and (p in required or rng.random() < 0.5):
+                    args[p] = value
+            else:
+                out = execute(world, b, state, args)
+                if not out.ok:
+                    continue
+                d = Draft("", state, [Step(t, args)])
+                d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in args.items()})
+                template = str(t.extra.get("goal") or "")
+                try:
+                    d.goal = template.format(**args) if template else ""
+                except (KeyError, IndexError, ValueError):
+                    d.goal = ""
+                d.goal = d.goal or f"{t.name.replace('_', ' ')} " + " ".join(f"{v}" for v in args.values())
+                if not out.patch and isinstance(out.result, dict):  # a read: what it says is the answer
+                    scalars = [
+                        (k, v) for k, v in out.result.items() if isinstance(v, str | int | float) and k not in args
+                    ]
+                    d.asked.update({f"{k.replace('_', ' ')}": _spoken(v) for k, v in scalars[:2]})
+                return d
+    return None
+
+
 def plan_call(
     world: World,
     t: ToolSpec,
@@ -138,10 +261,12 @@ def plan_call(
     assert c is not None
     fields = {f.name: f for f in c.fields}
     d = Draft("", state, [])
+    if b.operation is not None:
+        return _plan_operation(world, t, state, rules, rng, seed, only)
     if b.action == "create":
         args = {p: _fresh(world, c, fields[f], state, rng, seed) for p, f in b.params.items()}
-        d.steps.append(Step(t, args))
         d.facts.update({p.replace("_", " "): _spoken(v) for p, v in args.items()})
+        d.steps.append(Step(t, {**args, **_required_ignored(t)}))
         d.goal = f"create a new {c.entity} with " + ", ".join(f"{p.replace('_', ' ')} {v}" for p, v in args.items())
         return d
     if b.action == "list":
@@ -150,14 +275,28 @@ def plan_call(
             return None
         record = rng.choice(pool)
         args = {p: record[f] for p, f in b.params.items()}
+        searched = {p: w for p in b.search if (w := _search_word(c, record, rng))}
+        if b.search and not searched:
+            return None
+        args.update(searched)
+        args.update(_required_ignored(t))
         d.steps.append(Step(t, args))
-        d.facts.update({p.replace("_", " "): _spoken(v) for p, v in args.items()})
+        d.facts.update({p.replace("_", " "): _spoken(args[p]) for p in (*b.params, *searched)})
         on = " and ".join(
-            f"{k.replace('_', ' ')} is {v}" for k, v in {**{f: args[p] for p, f in b.params.items()}, **b.fixed}.items()
+            [
+                *(
+                    f"{k.replace('_', ' ')} is {v}"
+                    for k, v in {**{f: args[p] for p, f in b.params.items()}, **b.fixed}.items()
+                ),
+                *(f"{p.replace('_', ' ')} matches {w!r}" for p, w in searched.items()),
+            ]
         )
         d.goal = f"find the {c.name}" + (f" whose {on}" if on else "") + f" and know their {c.key.replace('_', ' ')}s"
         d.filter_text = on
-        hits = [r for r in pool if all(r.get(f) == args[p] for p, f in b.params.items())]
+        out = execute(world, b, state, args)
+        if not out.ok:
+            return None
+        hits = out.result.get(c.name, [])
         if len(hits) > 3:
             d.asked[f"number of {c.name}" + (f" whose {on}" if on else "")] = str(len(hits))
         else:
@@ -172,26 +311,28 @@ def plan_call(
         if only is not None and record[c.key] != only:
             continue
         key = record[c.key]
+        named = _naming_args(b, c, record)
+        who = _who(b, c, named)
         if b.action == "get":
             shown = [f for f in c.fields if f.ref is None and f.format not in ("email", "phone")] or c.fields
             want = rng.sample(shown, min(len(shown), 1 + (rng.random() < 0.4)))
-            d.steps.append(Step(t, {b.key_param: key}))
-            d.facts[c.key.replace("_", " ")] = key
+            d.steps.append(Step(t, {**named, **_required_ignored(t)}))
+            d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in named.items()})
             d.asked.update({f"{f.name.replace('_', ' ')} of {key}": _spoken(record[f.name]) for f in want})
-            d.goal = f"know the {' and '.join(f.name.replace('_', ' ') for f in want)} of {c.entity} {key}"
+            d.goal = f"know the {' and '.join(f.name.replace('_', ' ') for f in want)} of {who}"
             d.wants = [f.name.replace("_", " ") for f in want]
             return d
         if b.action == "delete":
             if _forbidden(rules, c, "delete", record) or _referenced(world, c, state, key):
                 continue
-            d.steps.append(Step(t, {b.key_param: key}))
-            d.facts[c.key.replace("_", " ")] = key
-            d.goal = f"delete {c.entity} {key}"
+            d.steps.append(Step(t, {**named, **_required_ignored(t)}))
+            d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in named.items()})
+            d.goal = f"delete {who}"
             return d
         if b.action == "update":
             if _forbidden(rules, c, "update", record):
                 continue
-            args: dict[str, Any] = {b.key_param: key}
+            args: dict[str, Any] = {**named, **_required_ignored(t)}
             ok = True
             for p, fname in b.params.items():
                 f = fields[fname]
@@ -216,14 +357,12 @@ def plan_call(
             if not ok:
                 continue
             d.steps.append(Step(t, args))
-            d.facts[c.key.replace("_", " ")] = key
+            d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in named.items()})
             changes = {**{fields[f].name: args[p] for p, f in b.params.items()}, **b.fixed}
             d.facts.update(
                 {f"new {k.replace('_', ' ')}": _spoken(v) for k, v in changes.items() if k in b.params.values()}
             )
-            d.goal = " and ".join(
-                f"set the {k.replace('_', ' ')} of {c.entity} {key} to {v}" for k, v in changes.items()
-            )
+            d.goal = " and ".join(f"set the {k.replace('_', ' ')} of {who} to {v}" for k, v in changes.items())
             return d
     return None
 
@@ -235,6 +374,9 @@ def run_gold(world: World, steps: list[Step], initial: dict[str, Any]) -> tuple[
     for step in steps:
         b = step.tool.binding
         assert b is not None
+        problem = argument_problem(step.tool, step.arguments)
+        if problem:  # the agent's identical call would be refused before it ran
+            raise BlueprintFailure("gold_call_invalid", f"{step.tool.name}({step.arguments}): {problem}")
         out = execute(world, b, state, step.arguments)
         if not out.ok:
             raise BlueprintFailure(
@@ -266,7 +408,12 @@ def sample_blueprint(
         raise BlueprintFailure("no_bound_tools", f"no tool of the bundle acts on world {world.domain!r}")
     state = seed_state(world, seed, records)
     rules = world.rules
-    writes = [t for t in usable if t.binding.action in WRITE_ACTIONS]
+    # a pack's action is a write unless it says it only reads
+    writes = [
+        t
+        for t in usable
+        if t.binding.action in WRITE_ACTIONS or (t.binding.operation is not None and not t.hints.readOnlyHint)
+    ]
 
     def one(pool: list[ToolSpec], s: dict[str, Any]) -> Draft:
         for t in rng.sample(pool, len(pool)):
@@ -322,6 +469,11 @@ def sample_blueprint(
         if step.tool.binding.action == "create":  # the user wants to know the id the new record got
             c = world.collection(step.tool.binding.collection)
             d.asked[f"id of the new {c.entity}"] = call.result[c.key]
+        elif step.tool.binding.operation is not None:  # an action that made a record (a booking): its id too
+            for op in call.patch:
+                made = world.collection(op["path"].split("/")[1]) if op["op"] == "add" else None
+                if made is not None and op["path"].endswith("/-") and isinstance(op.get("value"), dict):
+                    d.asked[f"id of the new {made.entity}"] = op["value"].get(made.key)
     return d
 
 
@@ -341,7 +493,7 @@ def _dependent(world: World, usable: list[ToolSpec], state: dict[str, Any], rng:
                 and second is not first
             ):
                 options.append((first, second))
-            if b.action == "get" and sb.action == "get" and sb.collection != b.collection:
+            if b.action == "get" and b.key_param and sb.action == "get" and sb.collection != b.collection:
                 c = world.collection(b.collection)
                 if any(f.ref == sb.collection for f in c.fields):
                     options.append((first, second))
@@ -551,9 +703,7 @@ def _read_call_criteria(d: Draft, criteria: _Criteria) -> None:
             )
         ):
             continue
-        key_args = {
-            k: v for k, v in s.arguments.items() if k == s.tool.binding.key_param or s.tool.binding.action == "list"
-        }
+        key_args = {k: v for k, v in s.arguments.items() if k == b.key_param or k in b.match or b.action == "list"}
         criteria.add(
             kind="call", tool=s.tool.name, arguments=key_args, description=f"calls {s.tool.name} with {key_args}"
         )

@@ -64,7 +64,7 @@ class ToolSink:
             if key in self.exact and self.exact[key] != spec.tool_id:
                 problem = ("duplicate", f"same name and input schema as {self.exact[key]}")
         # bound tools are told apart by their binding (dedup_key); their plain descriptions are alike on purpose
-        if problem is None and self.near.threshold < 1.0 and spec.binding is None:
+        if problem is None and self.near.threshold < 1.0 and (spec.binding is None or spec.source == "mcp"):
             hit = self.near.find(spec)
             if hit:
                 problem = ("near_duplicate", f"description ~{hit[1]:.2f} Jaccard-similar to {hit[0]}")

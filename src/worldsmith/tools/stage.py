@@ -14,6 +14,8 @@ from worldsmith.tools.dedup import NearDuplicateIndex
 from worldsmith.tools.evolve import ToolSink, evolve
 from worldsmith.tools.stats import SECTIONS
 from worldsmith.toolspec import ValidationLimits, dedup_key
+from worldsmith.worldmodel import catalog
+from worldsmith.worldmodel.infer import InferredWorld, binding_coverage, infer_worlds
 
 
 def _sink(ctx: RunContext) -> ToolSink:
@@ -26,16 +28,47 @@ def _sink(ctx: RunContext) -> ToolSink:
     return ToolSink(ctx, ValidationLimits(max_spec_bytes=tcfg.max_spec_bytes), near, exact)
 
 
+def bind_crawled(real: list[ToolSpec], inferred: list[InferredWorld]) -> list[ToolSpec]:
+    """The crawled tools with the binding their server's inferred world gives them (code runs them
+    there), or the reason none does in `extra.unbound` (the LLM tool simulator plays them)."""
+    worlds = {i.world.world_id: i.world for i in inferred if i.world is not None}
+    bound = {tid: b for i in inferred for tid, b in i.bindings.items() if b.world_id in worlds}
+    why = {tid: reason for i in inferred for tid, reason in i.unbound.items()}
+    out = []
+    for t in real:
+        b = bound.get(t.tool_id)
+        if b is not None:
+            out.append(t.model_copy(update={"binding": b, "domain": worlds[b.world_id].domain}))
+        else:
+            reason = why.get(t.tool_id) or "world_too_small: its server's world has too few bound tools"
+            out.append(t.model_copy(update={"extra": {**t.extra, "unbound": reason}}))
+    return out
+
+
 def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
-    """Real tools from the snapshot, then evolved ones; each validated and de-duplicated."""
-    tcfg = ctx.cfg.tools
+    """Real tools from the snapshot (bound to their server's inferred world where code can run
+    them), the domain packs' tools, then evolved ones; each validated and de-duplicated."""
+    tcfg, wcfg = ctx.cfg.tools, ctx.cfg.worlds
     sink = _sink(ctx)
-    real = load_snapshot_specs(ctx.path(tcfg.snapshot_dir), ctx.path(tcfg.servers_file))
+    snapshot = load_snapshot_specs(ctx.path(tcfg.snapshot_dir), ctx.path(tcfg.servers_file))
+    today = wcfg.today.isoformat()
+    every = infer_worlds(snapshot, today=today)
+    inferred = catalog.kept(every, wcfg.crawled_min_tools)
+    coverage = binding_coverage(every, snapshot)
+    real = bind_crawled(snapshot, inferred)
     real.sort(key=lambda t: (t.server or "", t.name))
     if tcfg.max_real_tools:
         real = real[: tcfg.max_real_tools]
     real_kept = sum(sink.offer(t) for t in real)
-    counts: dict[str, Any] = {"real_offered": len(real), "real_kept": real_kept}
+    pack_tools = [t for p in catalog.packs(ctx.path(wcfg.packs_dir), wcfg.packs, today) for t in p.tools]
+    counts: dict[str, Any] = {
+        "real_offered": len(real),
+        "real_kept": real_kept,
+        "real_bound": sum(t.binding is not None for t in real),
+        "bound_share": coverage["bound_share"],
+        "servers_with_world": coverage["servers_with_world_3plus"],
+        "pack_tools": sum(sink.offer(t) for t in pack_tools),
+    }
     try:
         if tcfg.evolve.enabled:
             counts.update(asyncio.run(evolve(ctx, sink)))
@@ -43,17 +76,17 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
         sink.close()
     stored = ctx.store.read(ToolSpec)
     counts["tools_total"] = len(stored)
-    counts["bound"] = sum(t.binding is not None and t.binding.action != "custom" for t in stored)
+    counts["bound"] = sum(t.binding is not None and t.binding.executed for t in stored)
     counts["rejected"] = sum(1 for r in ctx.store.read(Rejection) if r.kind in ("tool_spec", "llm_output"))
     return counts
 
 
 STAGE = Stage(
     "tools",
-    "Real MCP tools from the crawl snapshot, then tools designed against each world and evolved; each validated "
-    "and de-duplicated.",
+    "Real MCP tools from the crawl snapshot, bound to their server's inferred world where code can run them, the "
+    "domain packs' tools, then tools designed against each world and evolved; each validated and de-duplicated.",
     run,
     section="tools",
-    totals=frozenset({"tools_total", "bound", "rejected"}),
+    totals=frozenset({"tools_total", "bound", "rejected", "bound_share", "servers_with_world"}),
     stats=SECTIONS,
 )

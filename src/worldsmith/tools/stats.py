@@ -26,5 +26,12 @@ SECTIONS = {
         "SELECT operator, count(*) AS tools FROM tools WHERE run_id = $run AND operator IS NOT NULL "
         "GROUP BY ALL ORDER BY tools DESC"
     ),
+    "crawled tools run by code (by server, top 25)": """
+        SELECT server, count(*) AS tools, count(*) FILTER (WHERE binding <> 'null') AS bound,
+               round(100.0 * count(*) FILTER (WHERE binding <> 'null') / count(*), 1) AS "bound %"
+        FROM tools WHERE run_id = $run AND source = 'mcp' GROUP BY ALL ORDER BY bound DESC, tools DESC LIMIT 25""",
+    "crawled tools code cannot run (why)": """
+        SELECT split_part(json_extract_string(extra, '$.unbound'), ':', 1) AS reason, count(*) AS tools
+        FROM tools WHERE run_id = $run AND source = 'mcp' AND binding = 'null' GROUP BY ALL ORDER BY tools DESC""",
     "rejections": "SELECT kind, reason, count(*) AS n FROM rejections WHERE run_id = $run GROUP BY ALL ORDER BY n DESC",
 }

@@ -119,7 +119,8 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
         return Execution(True, record, [{"op": "add", "path": f"/{_escape(c.name)}/-", "value": record}])
 
     if binding.match and not binding.key_param:  # a record named by several parameters together
-        wanted = {f: arguments.get(p) for p, f in binding.match.items()}
+        # an optional naming parameter the call leaves out does not narrow (get_income_statement(symbol, freq?))
+        wanted = {f: arguments[p] for p, f in binding.match.items() if p in arguments}
         at = next((i for i, r in enumerate(records) if all(_same(r.get(f), v) for f, v in wanted.items())), None)
         if at is None:
             named = ", ".join(f"{f} {v!r}" for f, v in wanted.items())

@@ -42,9 +42,6 @@ import networkx as nx
 from worldsmith.records import CollectionSpec, FieldSpec, ToolBinding, ToolSpec, World, content_id
 from worldsmith.worldmodel.schema import derive_rules, id_prefix, plural, singular, world_problem
 
-# optional_match: bind an optional parameter of a lookup with no key parameter as a match; right
-# only where the executor skips a match parameter the call leaves out (execute.py does not yet)
-OPTIONS: dict[str, bool] = {"optional_match": False}
 MAX_COLLECTIONS = 6
 MAX_FIELDS = 10
 MIN_FIELDS = 2
@@ -1149,8 +1146,6 @@ def _bind(r: Reading, c: _Coll, coll: CollectionSpec, world_id: str) -> ToolBind
                     b["params"][u.param] = fname
             elif r.action == "get" and not u.required and "key_param" not in b and u.type == "boolean":
                 b["ignored"][u.param] = "an optional output switch of a lookup"
-            elif r.action == "get" and not u.required and "key_param" not in b and not OPTIONS["optional_match"]:
-                return f"optional_match_param: {u.param} (a record named without it is not found)"
             else:
                 b["match"][u.param] = fname
     for fname, value in r.fixed.items():
@@ -1428,11 +1423,9 @@ def _clusters(plans: list[_Plan]) -> list[list[int]]:
     return sorted(out)
 
 
-def infer_worlds(
-    tools: list[ToolSpec], today: str, cluster: bool = True, optional_match: bool = False
-) -> list[InferredWorld]:
-    """Worlds and bindings for crawled tools, by code (deterministic, sorted by servers)."""
-    OPTIONS["optional_match"] = optional_match
+def infer_worlds(tools: list[ToolSpec], today: str, cluster: bool = True) -> list[InferredWorld]:
+    """Worlds and bindings for crawled tools, by code (deterministic, sorted by servers). An optional
+    parameter of a lookup with no key parameter is a match: the executor skips one the call leaves out."""
     by_server: dict[str, list[ToolSpec]] = defaultdict(list)
     for t in sorted(tools, key=lambda t: (t.server or "", t.name, t.tool_id)):
         by_server[t.server or "unknown"].append(t)

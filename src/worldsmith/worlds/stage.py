@@ -1,7 +1,8 @@
 """The worlds stage: application domains inside taxonomy categories (Kimi K2's first level),
 then a world schema per domain: designed by the LLM with structured output and validated,
 or derived by code from the domain's entities when the design fails, so every domain has a
-world that code can seed and execute.
+world that code can seed and execute. Beside them, the worlds of the domain packs (written
+by hand, `worlds/<name>/`) and the worlds code infers from the crawled MCP servers' tools.
 
 Resumable at both levels: a category whose domains are stored is not asked again, a domain
 whose world is stored neither. A refused design is recorded in `rejections` (and in the
@@ -18,9 +19,11 @@ from typing import Any
 import yaml
 
 from worldsmith.context import RunContext
+from worldsmith.mcp.snapshot import load_snapshot_specs
 from worldsmith.progress import gather_with_progress
 from worldsmith.records import Domain, Rejection, World, content_id
 from worldsmith.stage import Shard, Stage
+from worldsmith.worldmodel import catalog
 from worldsmith.worldmodel.schema import derive_world, design_schema, plural, world_from_design, world_id_for
 from worldsmith.worlds.stats import SECTIONS
 
@@ -188,15 +191,36 @@ async def make_worlds(ctx: RunContext) -> dict[str, Any]:
                 "worlds: schemas", jobs, total=len(jobs), failed=lambda w: w.source != "llm"
             ):
                 world_writer.add(w)
+    stored = ctx.store.existing_ids(World)
+    new = [w for w in (*pack_worlds(ctx), *crawled_worlds(ctx)) if w.world_id not in stored]
+    if new:
+        ctx.store.append(new)
     worlds = ctx.store.read(World)
     return {
         "domains": len(domains),
         "worlds": len(worlds),
         "designed": sum(w.source == "llm" for w in worlds),
         "derived": sum(w.source == "derived" for w in worlds),
+        "packs": sum(w.source == "pack" for w in worlds),
+        "crawled": sum(w.source == "crawled" for w in worlds),
         "collections": sum(len(w.collections) for w in worlds),
         **counts,
     }
+
+
+def pack_worlds(ctx: RunContext) -> list[World]:
+    """The worlds of the configured domain packs (worlds/<name>/), as written."""
+    cfg = ctx.cfg.worlds
+    return [p.world for p in catalog.packs(ctx.path(cfg.packs_dir), cfg.packs, cfg.today.isoformat())]
+
+
+def crawled_worlds(ctx: RunContext) -> list[World]:
+    """The worlds code infers from the crawl snapshot's servers (the tools stage binds their tools)."""
+    cfg, tcfg = ctx.cfg.worlds, ctx.cfg.tools
+    if not cfg.crawled_min_tools:
+        return []
+    snapshot = load_snapshot_specs(ctx.path(tcfg.snapshot_dir), ctx.path(tcfg.servers_file))
+    return [i.world for i in catalog.crawled(snapshot, cfg.today.isoformat(), cfg.crawled_min_tools) if i.world]
 
 
 def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
@@ -209,6 +233,6 @@ STAGE = Stage(
     "with transitions, and rules.",
     run,
     section="worlds",
-    totals=frozenset({"domains", "worlds", "designed", "derived", "collections"}),
+    totals=frozenset({"domains", "worlds", "designed", "derived", "packs", "crawled", "collections"}),
     stats=SECTIONS,
 )

@@ -1,0 +1,197 @@
+"""Crawled tools bound to a world by code: the executor's semantics for the parts of a real MCP
+schema (a record named by several parameters, a text search, a result cap, parameters with no
+effect) and blueprints planned over them, executed before use. The world and bindings are
+written here by hand, so these tests stand apart from the inference (tests/test_infer.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from worldsmith.records import CollectionSpec, FieldSpec, ToolBinding, ToolSpec, World
+from worldsmith.tasks.blueprint import BlueprintFailure, sample_blueprint
+from worldsmith.worldmodel.execute import execute
+from worldsmith.worldmodel.schema import derive_rules
+
+ISSUES = CollectionSpec(
+    name="issues",
+    entity="issue",
+    key="issue_id",
+    id_prefix="iss",
+    fields=[
+        FieldSpec(name="owner", format="label"),
+        FieldSpec(name="repo", format="label"),
+        FieldSpec(name="number", type="integer"),
+        FieldSpec(name="title", format="sentence"),
+        FieldSpec(name="state", enum=["open", "closed"]),
+    ],
+    transitions={"state": {"open": ["closed"], "closed": ["open"]}},
+)
+WORLD = World(
+    world_id="wld_git",
+    domain_id="dom_git",
+    domain="git hosting",
+    category="software_applications",
+    collections=[ISSUES],
+    today="2026-03-02",
+    source="crawled",
+    servers=["github"],
+)
+WORLD = WORLD.model_copy(update={"rules": derive_rules(WORLD)})
+STATE = {
+    "issues": [
+        {
+            "issue_id": "iss-1",
+            "owner": "acme",
+            "repo": "api",
+            "number": 7,
+            "title": "Login does not work",
+            "state": "open",
+        },
+        {
+            "issue_id": "iss-2",
+            "owner": "acme",
+            "repo": "web",
+            "number": 7,
+            "title": "Package arrived late",
+            "state": "open",
+        },
+        {
+            "issue_id": "iss-3",
+            "owner": "acme",
+            "repo": "api",
+            "number": 8,
+            "title": "Wrong login banner",
+            "state": "closed",
+        },
+    ]
+}
+
+
+def spec(name: str, props: dict, required: list[str], binding: ToolBinding) -> ToolSpec:
+    schema = {"type": "object", "properties": props, "required": required}
+    return ToolSpec(
+        tool_id=ToolSpec.make_id(name, name, schema, None, "github"),
+        name=name,
+        description=name,
+        input_schema=schema,
+        source="mcp",
+        server="github",
+        binding=binding,
+    )
+
+
+S = {"type": "string"}
+GET_ISSUE = spec(
+    "get_issue",
+    {"owner": S, "repo": S, "issue_number": {"type": "integer"}, "format": {"type": "string", "enum": ["md", "json"]}},
+    ["owner", "repo", "issue_number", "format"],
+    ToolBinding(
+        world_id="wld_git",
+        collection="issues",
+        action="get",
+        match={"owner": "owner", "repo": "repo", "issue_number": "number"},
+        ignored={"format": "how the reply is rendered"},
+    ),
+)
+SEARCH = spec(
+    "search_issues",
+    {"q": S, "per_page": {"type": "integer"}},
+    ["q"],
+    ToolBinding(world_id="wld_git", collection="issues", action="list", search=["q"], limit_param="per_page"),
+)
+CLOSE = spec(
+    "update_issue",
+    {
+        "owner": S,
+        "repo": S,
+        "issue_number": {"type": "integer"},
+        "state": {"type": "string", "enum": ["open", "closed"]},
+    },
+    ["owner", "repo", "issue_number", "state"],
+    ToolBinding(
+        world_id="wld_git",
+        collection="issues",
+        action="update",
+        match={"owner": "owner", "repo": "repo", "issue_number": "number"},
+        params={"state": "state"},
+    ),
+)
+
+
+def test_a_record_named_by_several_parameters_together():
+    out = execute(WORLD, GET_ISSUE.binding, STATE, {"owner": "acme", "repo": "web", "issue_number": 7, "format": "md"})
+    assert out.ok and out.result["issue_id"] == "iss-2"
+    # the same number in another repository is another issue; one that does not exist is not found
+    assert (
+        execute(WORLD, GET_ISSUE.binding, STATE, {"owner": "acme", "repo": "api", "issue_number": 7}).result["issue_id"]
+        == "iss-1"
+    )
+    miss = execute(WORLD, GET_ISSUE.binding, STATE, {"owner": "acme", "repo": "web", "issue_number": 8})
+    assert not miss.ok and miss.error[0] == "not_found" and "repo 'web'" in miss.error[1]
+    upd = execute(WORLD, CLOSE.binding, STATE, {"owner": "acme", "repo": "api", "issue_number": 7, "state": "closed"})
+    assert upd.ok and upd.patch == [{"op": "replace", "path": "/issues/0/state", "value": "closed"}]
+
+
+def test_search_matches_words_of_text_fields_and_the_limit_caps_the_list():
+    out = execute(WORLD, SEARCH.binding, STATE, {"q": "LOGIN"})
+    assert out.ok and [r["issue_id"] for r in out.result["issues"]] == ["iss-1", "iss-3"] and out.result["count"] == 2
+    capped = execute(WORLD, SEARCH.binding, STATE, {"q": "login", "per_page": 1})
+    assert [r["issue_id"] for r in capped.result["issues"]] == ["iss-1"] and capped.result["count"] == 2
+    assert execute(WORLD, SEARCH.binding, STATE, {"q": "kettle"}).result == {"issues": [], "count": 0}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_blueprints_over_crawled_bindings_execute(seed):
+    tools = [GET_ISSUE, SEARCH, CLOSE]
+    d = sample_blueprint(WORLD, tools, "single_call", seed)
+    (step,) = d.steps
+    b = step.tool.binding
+    assert d.calls[0].ok
+    if b.action == "get":  # named by owner, repo and number together, and the ignored format gets its first value
+        assert set(step.arguments) == {"owner", "repo", "issue_number", "format"} and step.arguments["format"] == "md"
+        record = next(
+            r
+            for r in d.initial["issues"]
+            if r["number"] == step.arguments["issue_number"]
+            and r["repo"] == step.arguments["repo"]
+            and r["owner"] == step.arguments["owner"]
+        )
+        assert d.calls[0].result == record
+        assert {"owner", "repo", "issue number"} <= set(d.facts)
+    elif b.action == "list":  # the search word comes from a record the user means, and finds it
+        word = step.arguments["q"]
+        assert any(word in r["title"].lower() for r in d.calls[0].result["issues"])
+        assert d.facts["q"] == word
+    else:
+        assert d.end_state != d.initial
+
+
+def test_a_required_parameter_the_binding_cannot_fill_leaves_the_tool_out():
+    odd = spec(
+        "get_issue_raw",
+        {"owner": S, "repo": S, "issue_number": {"type": "integer"}, "token": S},
+        ["owner", "repo", "issue_number", "token"],
+        ToolBinding(
+            world_id="wld_git",
+            collection="issues",
+            action="get",
+            match={"owner": "owner", "repo": "repo", "issue_number": "number"},
+            ignored={"token": "authentication"},
+        ),
+    )
+    with pytest.raises(BlueprintFailure):
+        sample_blueprint(WORLD, [odd], "single_call", 1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_plain_request_names_the_record_as_the_tool_does(seed):
+    """A user who knows an issue by its owner, repository and number says so; the request check
+    (every fact the agent needs is in it) passes on the template's request."""
+    from worldsmith.tasks.stage import request_problems
+
+    d = sample_blueprint(WORLD, [GET_ISSUE, SEARCH, CLOSE], "single_call", seed)
+    request = f"Hello, I would like to {d.goal}."
+    assert request_problems(request, d) == [], (request, d.facts)
+    if d.steps[0].tool.binding.match:
+        a = d.steps[0].arguments
+        assert f"owner {a['owner']}" in request and f"issue number {a['issue_number']}" in request
