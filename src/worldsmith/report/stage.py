@@ -4,7 +4,8 @@ the headline figures, all from DuckDB queries over the run's catalog views; and 
 
 Plots: the yield funnel (log scale, with a table of counts and step-to-step shares), pass
 rate by difficulty and by domain, tool coverage, turns and tool calls per trajectory, fault
-recovery by kind, top failure reasons, tokens by role.
+recovery by kind, top failure reasons, tokens by role. Also beside it `worlds.html`, every
+world of the run with its collections, rules, policy, tools and refusals (report/worlds.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from worldsmith.stage import Shard, Stage
 from worldsmith.store import YIELD_FUNNEL, refresh_catalog
 
 TRAJECTORIES_PAGE = "trajectories.html"
+WORLDS_PAGE = "worlds.html"
 
 QUERIES = {
     "funnel": YIELD_FUNNEL,
@@ -110,9 +112,11 @@ def funnel_table(rows: list[dict[str, Any]]) -> str:
     return f'<table id="funnel-table"><tr><th>step</th><th>count</th><th>of previous</th></tr>{body}</table>'
 
 
-def build_report(data_dir: str | Path, run_id: str, out: Path, trajectories: bool = True) -> dict[str, Any]:
-    """Write the report to `out` (and, with `trajectories`, the trajectory viewer beside it);
-    returns the headline figures."""
+def build_report(
+    data_dir: str | Path, run_id: str, out: Path, trajectories: bool = True, worlds: bool = True
+) -> dict[str, Any]:
+    """Write the report to `out` (and, with `trajectories`, the trajectory viewer beside it; with
+    `worlds`, the worlds page); returns the headline figures."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -168,6 +172,14 @@ def build_report(data_dir: str | Path, run_id: str, out: Path, trajectories: boo
             f'<p>Read the trajectories themselves, kept and dropped side by side: <a href="{TRAJECTORIES_PAGE}">'
             f"{TRAJECTORIES_PAGE}</a> ({html.escape(shown)}).</p>"
         )
+    if worlds:
+        from worldsmith.report.worlds import write_worlds
+
+        listed = write_worlds(data_dir, run_id, out.parent / WORLDS_PAGE)
+        viewer += (
+            f'<p>The worlds the tasks run in, their tools and why a design was refused: <a href="{WORLDS_PAGE}">'
+            f"{WORLDS_PAGE}</a> ({html.escape(listed)}).</p>"
+        )
     rows = "".join(
         f"<tr><th>{html.escape(k)}</th><td>{html.escape('n/a' if v is None else str(v))}</td></tr>"
         for k, v in head.items()
@@ -197,7 +209,7 @@ figure{{margin:0}} figcaption{{font-weight:600;margin-bottom:.3rem}} svg{{max-wi
 
 
 def run(ctx, shard: Shard | None = None) -> dict[str, Any]:
-    """The report stage: `<run>/report.html` and `<run>/trajectories.html`."""
+    """The report stage: `<run>/report.html`, `<run>/trajectories.html` and `<run>/worlds.html`."""
     out = ctx.store.root / "report.html"
     ctx.store.write_info(usage=ctx.run_usage())  # the report reads the run's usage from run.json
     head = build_report(ctx.store.data_dir, ctx.run_id, out)
@@ -205,6 +217,7 @@ def run(ctx, shard: Shard | None = None) -> dict[str, Any]:
         **{k: v for k, v in head.items() if v is not None},
         "report": str(out),
         "trajectories_page": str(out.parent / TRAJECTORIES_PAGE),
+        "worlds_page": str(out.parent / WORLDS_PAGE),
     }
 
 
