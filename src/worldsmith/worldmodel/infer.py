@@ -424,7 +424,38 @@ OUTPUT_PARAMS = {
     "exact_match",
     "case_sensitive",
     "token_budget",
+    "detail",
+    "details",
+    "summary_only",
+    "outline_only",
+    "names_only",
+    "ids_only",
+    "lemmatize",
+    "preserve_tags",
+    "use_proxy",
+    "interactive",
+    "timeout_s",
+    "timeout_seconds",
+    "safesearch",
+    "compress",
+    "truncate",
+    "full_text",
+    "markdown",
+    "as_markdown",
+    "human_readable",
+    "units",
+    "refresh",
+    "no_cache",
+    "skip_cache",
+    "cache",
 }
+# output-shaping parameters by pattern: abstract_mode, output_format, include_*, return_*, max_chars_*
+OUTPUT_PATTERN = re.compile(
+    r"^(include|return|show|with|exclude|output|response|display)_|"
+    r"_(mode|format|formats|verbosity|chars|characters|char_limit)$|"
+    r"^max_\w*(chars|characters|length|lines|tokens|bytes|sections|section_chars|trace_length)$|"
+    r"^(summary|outline|names|ids|metadata|headers|keys|count)_only$|^(use|skip|no|bypass)_cache$"
+)
 RANGE_PARAM = re.compile(
     r"(_gte|_lte|_gt|_lt|_from|_to|_after|_before|_since|_until|_min|_max)$|^(min|max)_|"
     r"^(before|after|since|until|start_date|end_date|date_from|date_to|from_date|to_date|start_time|end_time)$"
@@ -665,7 +696,8 @@ def _is_credential(k: str, server_words: set[str]) -> bool:
         first == "aws"
         or k in {"api_key", "access_token", "auth_token", "profile"}
         or (
-            first in server_words and "_" in k and k.split("_", 1)[1] in {"url", "username", "password", "host", "port"}
+            first in server_words and "_" in k and k.split("_", 1)[1]
+            in {"url", "username", "password", "host", "port", "timeout", "ssl_verify", "verify_ssl", "no_auth"}
         )
     )
 
@@ -834,7 +866,11 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
         if k in SORT_PARAMS:
             uses.append(ParamUse(p, "ignored", reason="the order of the results", required=req))
             continue
-        if k in OUTPUT_PARAMS or (OUTPUT_PREFIX.match(k) and t == "boolean"):
+        if (
+            k in OUTPUT_PARAMS
+            or (OUTPUT_PREFIX.match(k) and t == "boolean")
+            or (OUTPUT_PATTERN.search(k) and (reading or t == "boolean") and not k.endswith(ID_SUFFIXES))
+        ):
             uses.append(ParamUse(p, "ignored", reason="the shape of the output", required=req))
             continue
         if k in LIMIT_PARAMS and t == "integer" and reading:
@@ -909,8 +945,9 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
 
 
 def field_format(name: str, ftype: str) -> str:
-    """A seeding format for a field, from its name and JSON type."""
+    """A seeding format for a field, from its name and JSON type (`authors` as `author`)."""
     w = set(name.split("_"))
+    w |= {singular(x) for x in w if len(x) > 3 and x.endswith("s") and not x.endswith("ss")}
     if ftype == "boolean":
         return "text"
     if ftype in ("integer", "number"):
@@ -980,9 +1017,11 @@ class _Coll:
     natural: str | None = None  # the identifier field, when the identifier is a field (not the key)
     uses: Counter = dfield(default_factory=Counter)
     naming: set[str] = dfield(default_factory=set)  # fields a get names its record by (owner, repo)
+    mentions: Counter = dfield(default_factory=Counter)  # returned fields: how many tools return them
+    needed: set[str] = dfield(default_factory=set)  # fields a binding cannot do without
 
 
-def _plan_collection(entity: str, readings: list[Reading], out_fields: dict[str, dict[str, Any]]) -> _Coll:
+def _plan_collection(entity: str, readings: list[Reading]) -> _Coll:
     c = _Coll(entity, readings)
     own_names = Counter(param_key(u.param) for r in readings for u in r.uses if u.role == "own")
     created = {param_key(u.param) for r in readings if r.action == "create" for u in r.uses if u.role == "own"}
@@ -1013,6 +1052,9 @@ def _plan_collection(entity: str, readings: list[Reading], out_fields: dict[str,
             )
     for fname, us in by_field.items():
         c.uses[fname] = len(us)
+        writes = any(r.action in ("create", "update", "delete") for r in readings for u in us if u in r.uses)
+        if any(u.required or not u.param for u in us) or writes or fname == c.natural:
+            c.needed.add(fname)
     c.naming = {
         u.field if u.role != "own" else (c.natural or c.key)
         for r in readings
@@ -1047,13 +1089,28 @@ def _plan_collection(entity: str, readings: list[Reading], out_fields: dict[str,
             unique=fname == c.natural and t == "string",
             required=any(u.required for u in us),
         )
-    # fillers from output schemas: scalar properties of the records the tools return
-    for fname, spec in sorted(out_fields.items()):
-        if fname in c.fields or fname == c.key or len(c.fields) >= 4:
-            continue
-        t = spec.get("type")
-        if t in ("string", "integer", "number", "boolean"):
-            c.fields[fname] = FieldSpec(name=fname, type=t, format=field_format(fname, t), enum=_enum(spec))
+    # what the tools return: their output schemas' record properties and the fields their
+    # descriptions list, counted by the tools that mention them (the record's own identifier aside)
+    returned: dict[str, dict[str, Any]] = {}
+    for r in readings:
+        for fname, spec in _returned_fields(r.tool).items():
+            if fname in ("id", "key", c.key, f"{entity}_id", f"{entity}_key"):
+                continue
+            if fname in c.fields:
+                if c.fields[fname].type == spec["type"] or spec.get("described"):
+                    c.uses[fname] += 1
+                continue
+            returned.setdefault(fname, spec)
+            c.mentions[fname] += 1
+    for fname, spec in returned.items():
+        t = spec["type"]
+        c.fields[fname] = FieldSpec(
+            name=fname,
+            type=t,
+            format="text" if spec.get("enum") else field_format(fname, t),
+            enum=spec.get("enum", []) if t == "string" else [],
+            required=False,
+        )
     for fname, fmt in (("name", "label"), ("description", "sentence")):
         if len(c.fields) >= MIN_FIELDS:
             break
@@ -1066,25 +1123,233 @@ def _plan_collection(entity: str, readings: list[Reading], out_fields: dict[str,
     return c
 
 
+# envelope properties of a result, not fields of the records in it
+ENVELOPE = {
+    "result",
+    "results",
+    "count",
+    "total",
+    "error",
+    "errors",
+    "success",
+    "ok",
+    "message",
+    "has_more",
+    "next_start",
+    "next_cursor",
+    "next_page",
+    "next_token",
+    "cursor",
+    "returned",
+    "total_results",
+    "total_count",
+    "truncated",
+    "is_truncated",
+    "page",
+    "page_size",
+    "offset",
+    "limit",
+    "pagination",
+    "hint",
+    "note",
+    "warning",
+    "warnings",
+    "query",
+    "found",
+}
+# words a description's list names that are no field (metadata, "error message")
+VAGUE = {
+    "metadata",
+    "details",
+    "detail",
+    "information",
+    "info",
+    "data",
+    "more",
+    "other",
+    "others",
+    "results",
+    "result",
+    "list",
+    "lists",
+    "array",
+    "error",
+    "errors",
+    "message",
+    "messages",
+    "etc",
+    "everything",
+    "fields",
+    "field",
+    "options",
+    "content",
+    "json",
+    "dict",
+    "object",
+    "objects",
+    "response",
+    "summary",
+    "pagination",
+    "things",
+}
+_MAX_FIELD_WORDS = 3
+
+
+def _resolve(schema: Any, defs: dict[str, Any], depth: int = 0) -> Any:
+    """A schema with its local `$ref` (#/$defs/X, #/definitions/X) replaced by the definition."""
+    if not isinstance(schema, dict) or depth > 4:
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target = defs.get(ref.rsplit("/", 1)[-1])
+        return _resolve(target, defs, depth + 1) if isinstance(target, dict) else {}
+    return schema
+
+
+def _scalar(name: str, s: Any, defs: dict[str, Any]) -> dict[str, Any] | None:
+    s = _resolve(s, defs)
+    t = _schema_type(s) if isinstance(s, dict) else None
+    if t not in ("string", "integer", "number", "boolean"):
+        return None
+    enum = _enum(s)
+    return {"type": t, **({"enum": enum} if enum else {})}
+
+
+def _record_props(schema: Any, defs: dict[str, Any], depth: int = 0) -> dict[str, Any] | None:
+    """The properties of the record(s) an output schema describes: an object's, an array's items',
+    the one `result`/`items`-like array of objects an envelope holds, or None."""
+    schema = _resolve(schema, defs)
+    if not isinstance(schema, dict) or depth > 3:
+        return None
+    for key in ("anyOf", "oneOf"):
+        options = [o for o in schema.get(key) or [] if isinstance(o, dict) and o.get("type") != "null"]
+        for o in options:
+            found = _record_props(o, defs, depth + 1)
+            if found:
+                return found
+    if _schema_type(schema) == "array" or "items" in schema:
+        return _record_props(schema.get("items"), defs, depth + 1)
+    props = schema.get("properties")
+    if not isinstance(props, dict) or not props:
+        return None
+    # an envelope: {result: [...]} or {papers: [...], total: 3}: the records are the array's items
+    nested = [
+        (n, _record_props(v, defs, depth + 1))
+        for n, v in props.items()
+        if isinstance(v, dict) and _schema_type(_resolve(v, defs)) in ("array", "object", None)
+    ]
+    nested = [(n, p) for n, p in nested if p]
+    scalars = {n: v for n, v in props.items() if _scalar(n, v, defs) and param_key(n) not in ENVELOPE}
+    if len(nested) == 1 and (nested[0][0] in ("result", "results", "items", "data") or len(scalars) <= 1):
+        return nested[0][1]
+    return props
+
+
 def _out_fields(tool: ToolSpec) -> dict[str, dict[str, Any]]:
-    """Scalar properties of the records a tool's output schema describes."""
+    """Scalar properties of the records a tool's output schema describes (`$ref`s resolved), typed."""
     schema = tool.output_schema
     if not isinstance(schema, dict):
         return {}
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    defs = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
+    props = _record_props(schema, defs) or {}
     out: dict[str, dict[str, Any]] = {}
     for name, s in props.items():
-        if not isinstance(s, dict):
-            continue
-        t = _schema_type(s)
-        if t == "array" and isinstance(s.get("items"), dict) and isinstance(s["items"].get("properties"), dict):
-            for n2, s2 in s["items"]["properties"].items():
-                t2 = _schema_type(s2) if isinstance(s2, dict) else None
-                if t2 in ("string", "integer", "number", "boolean"):
-                    out.setdefault(param_key(n2), {"type": t2, **({"enum": _enum(s2)} if _enum(s2) else {})})
-        elif t in ("string", "integer", "number", "boolean") and name not in ("result", "count", "total", "error"):
-            out.setdefault(param_key(name), {"type": t, **({"enum": _enum(s)} if _enum(s) else {})})
+        k = param_key(name)
+        spec = _scalar(name, s, defs)
+        if spec is not None and k not in ENVELOPE:
+            out.setdefault(k, spec)
     return {k: v for k, v in out.items() if re.match(r"^[a-z][a-z0-9_]{0,39}$", k)}
+
+
+# "Returns title, authors, abstract, and PDF URL." / "including: - name: ..." / "with its pages and ids"
+_LIST_INTRO = re.compile(
+    r"\b(?:returns?|returning|including|includes|include|containing|contains|with (?:its|their|the)|each with|"
+    r"listing|lists|shows?|gives?|provides?)\b:?\s+",
+    re.I,
+)
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*[`*_]*([A-Za-z][A-Za-z0-9_]*)[`*_]*\s*(?:\([^)]*\))?\s*:\s")
+_SECTION = re.compile(r"^\s*(?:args|arguments|parameters|params|example|examples|usage|note|notes|raises|see also)\b", re.I)
+
+
+def _field_name(phrase: str) -> str | None:
+    """A described item as a field name (`PDF URL` -> pdf_url, `published date` -> published_date), or None."""
+    phrase = re.sub(r"\([^)]*\)", " ", phrase)
+    phrase = re.sub(r"^\s*(?:and|or|also|the|its|their|a|an|each|any|all|optional(?:ly)?)\s+", "", phrase.strip(), flags=re.I)
+    phrase = re.sub(r"^\s*(?:and|or|the|its|their|a|an)\s+", "", phrase, flags=re.I).strip(" .`*'\"")
+    if not phrase or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_ /-]*", phrase) or "/" in phrase:
+        return None
+    ws = words(phrase) if " " not in phrase else [w for p in phrase.split() for w in words(p)]
+    if not ws or len(ws) > _MAX_FIELD_WORDS or ws[-1] in VAGUE or ws[0] in VAGUE or any(w in CUT_WORDS for w in ws):
+        return None
+    if ws[0] in ("number", "num") and len(ws) > 1:  # number of terms -> term_count (cut by "of" above)
+        return None
+    name = "_".join(ws)
+    return name if re.fullmatch(r"[a-z][a-z0-9_]{0,39}", name) else None
+
+
+def _described_fields(description: str) -> list[str]:
+    """Fields a tool's description says it returns: a `- name: ...` list after "Returns ... including:",
+    or an inline list of two or more items after "Returns"/"including"/"with its" ("Returns title,
+    authors, abstract, categories, published date, and PDF URL")."""
+    out: list[str] = []
+    lines = description.splitlines()
+    listing = False
+    for line in lines:
+        if _SECTION.match(line):
+            listing = False
+            continue
+        if _LIST_INTRO.search(line) and line.rstrip().endswith(":"):
+            listing = True
+            continue
+        m = _BULLET.match(line)
+        if listing and m:
+            name = param_key(m.group(1))
+            if re.fullmatch(r"[a-z][a-z0-9_]{0,39}", name) and name not in out:
+                out.append(name)
+        elif listing and line.strip() and not line.startswith((" ", "\t")) and not m:
+            listing = False
+    flat = " ".join(line.strip() for line in lines if not _BULLET.match(line))
+    for m in _LIST_INTRO.finditer(flat):
+        span = re.split(r"[.;:!?\n]|\s(?:or error|for |from |so |to |that |which |when |if |in |by |—|--)", flat[m.end() :], maxsplit=1)[0]
+        if "," not in span:
+            continue
+        items = [x for part in span.split(",") for x in re.split(r"\s+and\s+|\s+or\s+", part)]
+        names = [n for n in (_field_name(x) for x in items) if n]
+        if len(names) >= 2 and len(names) >= len([x for x in items if x.strip()]) / 2:
+            out.extend(n for n in names if n not in out)
+    return out
+
+
+def _field_type(name: str) -> str:
+    """A described field's JSON type from its name: counts are integers, is_/has_ flags booleans."""
+    w = name.split("_")
+    if w[0] in ("is", "has", "can") and len(w) > 1:
+        return "boolean"
+    if w[-1] in ("count", "slots", "retries", "tries", "port", "year", "rank") or w[0] in ("num", "n"):
+        return "integer"
+    return "string"
+
+
+def _returned_fields(tool: ToolSpec) -> dict[str, dict[str, Any]]:
+    """What a tool says its records hold: its output schema's record properties (typed), then the
+    fields its description lists (typed by name)."""
+    out: dict[str, dict[str, Any]] = {}
+    described = [(n, {"type": _field_type(n), "described": True}) for n in _described_fields(tool.description or "")]
+    for name, spec in [*_out_fields(tool).items(), *described]:
+        if name in ENVELOPE or name.startswith(("total_", "top_")) or name.endswith(("_searched", "_breakdowns")):
+            continue  # a figure about the answer, not a field of its records
+        # a flag `is_paused` is the field `paused` (as a parameter's is); `published` is a date
+        if spec["type"] == "boolean" and name.startswith("is_") and len(name) > 3:
+            name = name[3:]
+        if name in PARTICIPLES and spec["type"] == "string":
+            name = f"{name}_date"
+        out.setdefault(name, spec)
+    return out
+
+
+PARTICIPLES = {"published", "created", "updated", "modified", "released", "submitted", "posted"}
+
+
 
 
 def _bind(r: Reading, c: _Coll, coll: CollectionSpec, world_id: str) -> ToolBinding | str:
@@ -1131,6 +1396,9 @@ def _bind(r: Reading, c: _Coll, coll: CollectionSpec, world_id: str) -> ToolBind
                     continue
                 return f"unsupported_param: {u.param} repeats the key"
             if fname not in fields:
+                if r.action in ("get", "list") and not u.required:
+                    b["ignored"][u.param] = "an optional filter, not modelled"
+                    continue
                 return f"too_many_fields: {u.param}"
             spec = next(f for f in coll.fields if f.name == fname)
             if spec.type != u.type:
@@ -1237,21 +1505,25 @@ def _build(
     world_id = content_id("crawled", scope, prefix="wld_")
     plans: dict[str, _Coll] = {}
     for e in keep:
-        out: dict[str, dict[str, Any]] = {}
-        for r in by_entity[e]:
-            if r.action in ("get", "list"):
-                for k, v in _out_fields(r.tool).items():
-                    out.setdefault(k, v)
-        plans[e] = _plan_collection(e, by_entity[e], out)
+        plans[e] = _plan_collection(e, by_entity[e])
     # references: a parent identifier that is another kept collection's key
     keys = {c.key: plural(e) for e, c in plans.items() if c.natural is None}
     collections: list[CollectionSpec] = []
     taken: set[str] = set()
     for e in keep:
         c = plans[e]
+        # the identifier, the fields a binding needs and references first; then the fields most
+        # tools mention (a parameter or a returned field), a returned field before an option
         ranked = sorted(
             c.fields.values(),
-            key=lambda f: (f.name != c.natural, f.name not in keys, -c.uses.get(f.name, 0), f.name),
+            key=lambda f: (
+                f.name != c.natural,
+                f.name not in c.needed,
+                f.name not in keys,
+                -(c.uses.get(f.name, 0) + c.mentions.get(f.name, 0)),
+                f.name not in c.mentions,
+                f.name,
+            ),
         )[:MAX_FIELDS]
         creates = [r for r in by_entity[e] if r.action == "create"]
         supplied = (
