@@ -276,6 +276,22 @@ ATTRIBUTES = {
     "bounds",
     "attributes",
 }
+# attribute nouns that are a field of the record a get answers with: noun -> field
+ATTRIBUTE_FIELDS = {
+    "abstract": "abstract",
+    "outline": "outline",
+    "summary": "summary",
+    "status": "status",
+    "content": "content",
+    "contents": "content",
+    "text": "text",
+    "description": "description",
+    "body": "body",
+    "overview": "overview",
+    "price": "price",
+    "quote": "quote",
+    "profile": "profile",
+}
 # nouns whose records would be a computation over the state, not records of it
 DERIVED = {
     "stats",
@@ -356,6 +372,8 @@ PAGE_PARAMS = {
     "continuation",
     "next_page_token",
 }
+# the time window a read covers (top posts of the week, prices over a month): no field of a record
+WINDOW_PARAMS = {"time", "time_range", "timeframe", "time_frame", "time_filter", "period", "interval", "window"}
 SORT_PARAMS = {"sort", "sort_by", "order", "order_by", "sorting", "sort_direction", "sort_field", "sort_order"}
 SEARCH_PARAMS = {
     "query",
@@ -598,6 +616,7 @@ class Reading:
     uses: list[ParamUse]
     fixed: dict[str, Any] = dfield(default_factory=dict)
     bare_ident: str = ""  # an identifier param with no entity of its own (symbol, path)
+    attribute: str = ""  # the field a get of an attribute answers with (get_abstract -> abstract)
 
 
 def _id_entity(key: str) -> str | None:
@@ -804,10 +823,10 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
     if noun_words and (head in ATTRIBUTES or (len(noun_words) > 1 and head in value_fields)):
         stem = noun_words[:-1]
         # get_abstract(paper_id) -> paper; get_stock_price(symbol) -> stock; ensembl_id from gene_symbol -> gene
-        if keyed_by:
-            key_entity = _id_entity("_".join(keyed_by))
+        key_entity = _id_entity("_".join(keyed_by)) if keyed_by else None
+        if keyed_by and (key_entity or not stem):
             entity = key_entity or singular("_".join(keyed_by))
-        elif stem:
+        elif stem:  # get_stock_price_by_date(symbol, date): a stock's price, not a date
             entity = singular("_".join(stem))
         elif len(named) == 1:
             entity = next(iter(named))
@@ -862,6 +881,9 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
         reading = action in ("get", "list")
         if k in PAGE_PARAMS and t in ("integer", "string", "number") and reading:
             uses.append(ParamUse(p, "ignored", reason="pagination", required=req))
+            continue
+        if k in WINDOW_PARAMS and reading and t == "string":
+            uses.append(ParamUse(p, "ignored", reason="a time window of the results, not modelled", required=req))
             continue
         if k in SORT_PARAMS:
             uses.append(ParamUse(p, "ignored", reason="the order of the results", required=req))
@@ -938,7 +960,11 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
         return "no_change: an update with no value to set"
     if action == "create" and not [u for u in uses if u.role in ("value", "own", "parent")]:
         return "no_change: a create with no value"
-    return Reading(tool, action, entity, uses, fixed)
+    # an attribute a get names (get_abstract, get_current_stock_price): a field of the record it answers with
+    attribute = ""
+    if action == "get" and noun_words and noun_words[-1] in ATTRIBUTE_FIELDS and entity != noun_words[-1]:
+        attribute = ATTRIBUTE_FIELDS[noun_words[-1]]
+    return Reading(tool, action, entity, uses, fixed, attribute=attribute)
 
 
 # --------------------------------------------------------------------------- fields
@@ -996,6 +1022,9 @@ def field_format(name: str, ftype: str) -> str:
         "question",
         "abstract",
         "line",
+        "overview",
+        "outline",
+        "definition",
     }:
         return "sentence"
     if w & {"id", "key", "code", "symbol", "ticker", "number", "doi", "uuid", "accession", "ref", "sha", "hash"}:
@@ -1093,7 +1122,8 @@ def _plan_collection(entity: str, readings: list[Reading]) -> _Coll:
     # descriptions list, counted by the tools that mention them (the record's own identifier aside)
     returned: dict[str, dict[str, Any]] = {}
     for r in readings:
-        for fname, spec in _returned_fields(r.tool).items():
+        answers = {r.attribute: {"type": "number" if r.attribute == "price" else "string"}} if r.attribute else {}
+        for fname, spec in {**answers, **_returned_fields(r.tool)}.items():
             if fname in ("id", "key", c.key, f"{entity}_id", f"{entity}_key"):
                 continue
             if fname in c.fields:
