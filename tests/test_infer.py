@@ -25,10 +25,11 @@ TODAY = "2025-06-01"
 def spec(server: str, name: str, props: dict[str, Any], required: list[str] = (), category: str = "tools", **kw):
     schema = {"type": "object", "properties": props, "required": list(required)}
     return ToolSpec(
-        tool_id=ToolSpec.make_id(name, kw.get("description", name), schema, None, server),
+        tool_id=ToolSpec.make_id(name, kw.get("description", name), schema, kw.get("output_schema"), server),
         name=name,
         description=kw.get("description", f"{name.replace('_', ' ')}."),
         input_schema=schema,
+        output_schema=kw.get("output_schema"),
         annotations=kw.get("annotations", {}),
         source="mcp",
         server=server,
@@ -162,6 +163,130 @@ def test_deterministic():
     assert [(w.world.model_dump(exclude={"created_at"}) if w.world else None, w.bindings, w.unbound) for w in a] == [
         (w.world.model_dump(exclude={"created_at"}) if w.world else None, w.bindings, w.unbound) for w in b
     ]
+
+
+def _fields(world: World, collection: str) -> dict[str, tuple[str, str]]:
+    return {f.name: (f.type, f.format) for f in world.collection(collection).fields}
+
+
+def _executes(world: World, bindings: dict[str, ToolBinding], tools: list[ToolSpec]) -> None:
+    """Each bound tool's planned call succeeds on a seeded state (the fields stay seedable)."""
+    state = seed_state(world, seed=4)
+    by = {t.name: t for t in tools}
+    for name, b in sorted(bindings.items()):
+        args, record = plan_call(world, b, by[name], state, random.Random(1))
+        jsonschema.validate(args, by[name].input_schema)
+        assert execute(world, b, state, args).ok, name
+
+
+def test_arxiv_like_papers_hold_what_the_tools_return_not_output_options():
+    """`get_abstract` says what a paper holds; `abstract_mode` only shapes the search's output."""
+    mode = {"type": "string", "enum": ["none", "snippet", "full"]}
+    tools = [
+        spec(
+            "arx2",
+            "search_papers",
+            {"query": S, "max_results": INT, "abstract_mode": mode},
+            ["query"],
+            description="Search arXiv papers. Response: total_results, returned, has_more, next_start.",
+        ),
+        spec(
+            "arx2",
+            "get_abstract",
+            {"paper_id": S},
+            ["paper_id"],
+            description="Get a paper's abstract to assess relevance. Returns title, authors, abstract, categories, "
+            "published date, and PDF URL.",
+        ),
+        spec("arx2", "get_paper", {"paper_id": S, "verbose": {"type": "boolean"}}, ["paper_id"]),
+    ]
+    b, _, world = by_name(infer_worlds(tools, TODAY), tools)
+    fields = _fields(world, "papers")
+    assert fields["title"] == ("string", "sentence")
+    assert fields["authors"] == ("string", "person_name")
+    assert fields["abstract"] == ("string", "sentence")
+    assert fields["published_date"] == ("string", "date")
+    assert fields["pdf_url"] == ("string", "url")
+    assert fields["categories"] == ("string", "label")
+    assert "abstract_mode" not in fields and "verbose" not in fields and "name" not in fields
+    assert not {"total_results", "returned", "has_more", "next_start"} & set(fields)  # the envelope
+    assert b["search_papers"].ignored["abstract_mode"] == "the shape of the output"
+    assert b["get_paper"].ignored == {"verbose": "the shape of the output"}
+    _executes(world, b, tools)
+
+
+def test_output_schema_properties_become_typed_fields():
+    """A FastMCP-style `{result: [Book]}` output: the Book's scalar properties, `$ref` resolved, typed."""
+    book = {
+        "type": "object",
+        "properties": {
+            "book_id": S,
+            "title": S,
+            "pages": INT,
+            "list_price": {"type": "number"},
+            "in_print": {"type": "boolean"},
+            "genre": {"type": "string", "enum": ["fiction", "poetry", "essay"]},
+            "published_at": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+            "chapters": {"type": "array", "items": S},
+        },
+    }
+    out = {
+        "type": "object",
+        "properties": {"result": {"type": "array", "items": {"$ref": "#/$defs/Book"}}},
+        "$defs": {"Book": book},
+    }
+    tools = [
+        spec("shelf", "list_books", {"limit": INT}, output_schema=out),
+        spec("shelf", "get_book", {"book_id": S}, ["book_id"], output_schema={"$defs": {"Book": book}, **book}),
+    ]
+    b, _, world = by_name(infer_worlds(tools, TODAY), tools)
+    books = world.collection("books")
+    assert books.key == "book_id"
+    fields = {f.name: f for f in books.fields}
+    assert (fields["title"].type, fields["title"].format) == ("string", "sentence")
+    assert (fields["pages"].type, fields["list_price"].type) == ("integer", "number")
+    assert fields["list_price"].format == "money"
+    assert fields["in_print"].type == "boolean"
+    assert fields["genre"].enum == ["fiction", "poetry", "essay"]
+    assert fields["published_at"].format == "datetime"
+    assert "chapters" not in fields and "result" not in fields and "name" not in fields
+    assert b["list_books"].action == "list" and b["get_book"].key_param == "book_id"
+    _executes(world, b, tools)
+
+
+def test_output_shaping_parameters_are_ignored_with_their_reason():
+    shape = "the shape of the output"
+    tools = [
+        spec(
+            "wiki",
+            "get_article",
+            {
+                "article_id": S,
+                "format": {"type": "string", "enum": ["json", "markdown"]},
+                "verbose": {"type": "boolean"},
+                "include_links": {"type": "boolean"},
+                "max_chars": INT,
+                "detail": {"type": "string", "enum": ["brief", "full"]},
+                "output_format": S,
+                "return_html": {"type": "boolean"},
+            },
+            ["article_id"],
+            description="Get an article. Returns its title, body, author, and updated date.",
+        ),
+        spec("wiki", "list_articles", {"category": S, "fields": S, "summary_only": {"type": "boolean"}}),
+    ]
+    b, _, world = by_name(infer_worlds(tools, TODAY), tools)
+    get = b["get_article"]
+    assert get.key_param == "article_id"
+    assert get.ignored == dict.fromkeys(
+        ("format", "verbose", "include_links", "max_chars", "detail", "output_format", "return_html"), shape
+    )
+    assert b["list_articles"].ignored == {"fields": shape, "summary_only": shape}
+    assert b["list_articles"].params == {"category": "category"}
+    fields = _fields(world, "articles")
+    assert {"title", "body", "author", "updated_date", "category"} <= set(fields)
+    assert not {"format", "verbose", "include_links", "detail", "fields", "summary_only"} & set(fields)
+    _executes(world, b, tools)
 
 
 # --------------------------------------------------------------------------- the real snapshot

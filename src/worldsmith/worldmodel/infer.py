@@ -715,7 +715,9 @@ def _is_credential(k: str, server_words: set[str]) -> bool:
         first == "aws"
         or k in {"api_key", "access_token", "auth_token", "profile"}
         or (
-            first in server_words and "_" in k and k.split("_", 1)[1]
+            first in server_words
+            and "_" in k
+            and k.split("_", 1)[1]
             in {"url", "username", "password", "host", "port", "timeout", "ssl_verify", "verify_ssl", "no_auth"}
         )
     )
@@ -1298,13 +1300,17 @@ _LIST_INTRO = re.compile(
     re.I,
 )
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*[`*_]*([A-Za-z][A-Za-z0-9_]*)[`*_]*\s*(?:\([^)]*\))?\s*:\s")
-_SECTION = re.compile(r"^\s*(?:args|arguments|parameters|params|example|examples|usage|note|notes|raises|see also)\b", re.I)
+_SECTION = re.compile(
+    r"^\s*(?:args|arguments|parameters|params|example|examples|usage|note|notes|raises|see also)\b", re.I
+)
 
 
 def _field_name(phrase: str) -> str | None:
     """A described item as a field name (`PDF URL` -> pdf_url, `published date` -> published_date), or None."""
     phrase = re.sub(r"\([^)]*\)", " ", phrase)
-    phrase = re.sub(r"^\s*(?:and|or|also|the|its|their|a|an|each|any|all|optional(?:ly)?)\s+", "", phrase.strip(), flags=re.I)
+    phrase = re.sub(
+        r"^\s*(?:and|or|also|the|its|their|a|an|each|any|all|optional(?:ly)?)\s+", "", phrase.strip(), flags=re.I
+    )
     phrase = re.sub(r"^\s*(?:and|or|the|its|their|a|an)\s+", "", phrase, flags=re.I).strip(" .`*'\"")
     if not phrase or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_ /-]*", phrase) or "/" in phrase:
         return None
@@ -1340,7 +1346,11 @@ def _described_fields(description: str) -> list[str]:
             listing = False
     flat = " ".join(line.strip() for line in lines if not _BULLET.match(line))
     for m in _LIST_INTRO.finditer(flat):
-        span = re.split(r"[.;:!?\n]|\s(?:or error|for |from |so |to |that |which |when |if |in |by |—|--)", flat[m.end() :], maxsplit=1)[0]
+        span = re.split(
+            r"[.;:!?\n]|\s(?:or error|for |from |so |to |that |which |when |if |in |by |—|--)",
+            flat[m.end() :],
+            maxsplit=1,
+        )[0]
         if "," not in span:
             continue
         items = [x for part in span.split(",") for x in re.split(r"\s+and\s+|\s+or\s+", part)]
@@ -1378,8 +1388,6 @@ def _returned_fields(tool: ToolSpec) -> dict[str, dict[str, Any]]:
 
 
 PARTICIPLES = {"published", "created", "updated", "modified", "released", "submitted", "posted"}
-
-
 
 
 def _bind(r: Reading, c: _Coll, coll: CollectionSpec, world_id: str) -> ToolBinding | str:
