@@ -1308,6 +1308,7 @@ _SECTION = re.compile(
 def _field_name(phrase: str) -> str | None:
     """A described item as a field name (`PDF URL` -> pdf_url, `published date` -> published_date), or None."""
     phrase = re.sub(r"\([^)]*\)", " ", phrase)
+    phrase = re.sub(r"\b([A-Z]{2,})s\b", lambda m: m.group(1).lower() + "s", phrase)  # IDs, URLs
     phrase = re.sub(
         r"^\s*(?:and|or|also|the|its|their|a|an|each|any|all|optional(?:ly)?)\s+", "", phrase.strip(), flags=re.I
     )
@@ -1376,7 +1377,13 @@ def _returned_fields(tool: ToolSpec) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     described = [(n, {"type": _field_type(n), "described": True}) for n in _described_fields(tool.description or "")]
     for name, spec in [*_out_fields(tool).items(), *described]:
-        if name in ENVELOPE or name.startswith(("total_", "top_")) or name.endswith(("_searched", "_breakdowns")):
+        if (
+            len(name) < 2
+            or name in ENVELOPE
+            or name in NOT_FIELDS
+            or name.startswith(("total_", "top_", "next_", "suggested_"))
+            or name.endswith(("_searched", "_breakdowns"))
+        ):
             continue  # a figure about the answer, not a field of its records
         # a flag `is_paused` is the field `paused` (as a parameter's is); `published` is a date
         if spec["type"] == "boolean" and name.startswith("is_") and len(name) > 3:
@@ -1387,6 +1394,8 @@ def _returned_fields(tool: ToolSpec) -> dict[str, dict[str, Any]]:
     return out
 
 
+# words a description lists that name no field: JSON types, questions, identifiers in general
+NOT_FIELDS = {"boolean", "integer", "string", "number", "float", "how", "what", "why", "when", "where", "which", "ids"}
 PARTICIPLES = {"published", "created", "updated", "modified", "released", "submitted", "posted"}
 
 
