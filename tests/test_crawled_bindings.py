@@ -195,3 +195,35 @@ def test_the_plain_request_names_the_record_as_the_tool_does(seed):
     if d.steps[0].tool.binding.match:
         a = d.steps[0].arguments
         assert f"owner {a['owner']}" in request and f"issue number {a['issue_number']}" in request
+
+
+def test_a_crawled_world_saved_as_a_pack_loads_again_with_its_real_schemas(tmp_path):
+    """`training data for your own tools`: a crawled server's inferred world, saved as a pack to
+    edit by hand, loads again with each tool's real input schema and its binding, and its
+    blueprints still execute."""
+    from pathlib import Path
+
+    from worldsmith.mcp.snapshot import load_snapshot_specs
+    from worldsmith.worldmodel.infer import infer_worlds
+    from worldsmith.worldmodel.packs import load_pack, save_pack
+
+    root = Path(__file__).resolve().parents[1]
+    snapshot = load_snapshot_specs(root / "tool_specs" / "crawled", root / "tool_specs" / "servers.yaml")
+    inferred = next(i for i in infer_worlds(snapshot, "2026-03-02") if i.servers == ["arxiv"] and i.world)
+    tools = [
+        t.model_copy(update={"binding": inferred.bindings[t.tool_id]})
+        for t in snapshot
+        if t.tool_id in inferred.bindings
+    ]
+    assert len(tools) >= 3
+    pack = load_pack(save_pack(inferred.world, tools, tmp_path / "arxiv"), today="2026-03-02")
+    by_name = {t.name: t for t in pack.tools}
+    assert set(by_name) == {t.name for t in tools}
+    for t in tools:
+        loaded = by_name[t.name]
+        assert loaded.input_schema == t.input_schema  # the server's own schema, not one made from the binding
+        ours = t.binding.model_dump(exclude={"world_id"})
+        assert loaded.binding.model_dump(exclude={"world_id"}) == ours
+    assert [c.model_dump() for c in pack.world.collections] == [c.model_dump() for c in inferred.world.collections]
+    d = sample_blueprint(pack.world, pack.tools, "single_call", 3)
+    assert d.calls and all(c.ok for c in d.calls)

@@ -353,6 +353,33 @@ def _add_stage_commands() -> dict[str, typer.Typer]:
 STAGE_APPS = _add_stage_commands()
 
 
+@STAGE_APPS["worlds"].command("pack")
+def worlds_pack(
+    server: Annotated[str, typer.Argument(help="a crawled server's name (tool_specs/crawled/servers.jsonl)")],
+    out: Annotated[Optional[Path], typer.Option("--out", help="the pack folder (default: worlds/<server>)")] = None,
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+) -> None:
+    """Save the world inferred from a crawled server's tools as a domain pack to edit by hand (docs/packs.md);
+    `worlds.packs: [<name>]` then makes the run use it."""
+    from worldsmith import commands
+
+    cfg, root = _load(config, set_)
+    try:
+        summary = commands.pack_from_server(cfg, root, server, out)
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+    _print_table("packs written", ["pack", "collections", "tools"], [tuple(p.values()) for p in summary["packs"]])
+    if summary["unbound"]:
+        _print_table(
+            f"{len(summary['unbound'])} of {summary['tools']} tools left to the LLM simulator",
+            ["tool", "why"],
+            sorted(summary["unbound"].items()),
+            max_width=100,
+        )
+
+
 @STAGE_APPS["rollouts"].command("show")
 def rollouts_show(
     trajectory_id: Annotated[Optional[str], typer.Argument(help="a trajectory id (default: the latest one)")] = None,

@@ -38,6 +38,37 @@ def crawl(cfg: PipelineConfig, root: Path, servers: list[str] | None = None, log
     )
 
 
+def pack_from_server(cfg: PipelineConfig, root: Path, server: str, out: Path | None = None) -> dict[str, Any]:
+    """Save the world code infers from a crawled server's tools (`tools.snapshot_dir`) as a domain pack
+    (`worlds.packs_dir/<server>` unless `out`) to edit by hand: its collections, fields and rules, and each
+    tool with its real schema and what each parameter is bound to. Returns what was written and why tools
+    were left unbound; a server the snapshot does not hold is a ValueError naming those it does."""
+    from worldsmith.mcp.snapshot import load_snapshot_specs
+    from worldsmith.worldmodel.infer import infer_worlds
+    from worldsmith.worldmodel.packs import save_pack
+    from worldsmith.worldmodel.schema import snake
+
+    snapshot = load_snapshot_specs(
+        resolve_path(root, cfg.tools.snapshot_dir), resolve_path(root, cfg.tools.servers_file)
+    )
+    known = sorted({t.server for t in snapshot if t.server})
+    if server not in known:
+        raise ValueError(f"server {server!r} is not in the crawl snapshot; it holds: {', '.join(known)}")
+    mine = [t for t in snapshot if t.server == server]
+    inferred = [i for i in infer_worlds(mine, cfg.worlds.today.isoformat(), cluster=False) if i.world is not None]
+    folder = out or resolve_path(root, cfg.worlds.packs_dir) / snake(server)
+    written, unbound = [], {}
+    for n, i in enumerate(inferred):
+        tools = [t.model_copy(update={"binding": i.bindings[t.tool_id]}) for t in mine if t.tool_id in i.bindings]
+        path = folder if len(inferred) == 1 else folder.with_name(f"{folder.name}_{n + 1}")
+        save_pack(i.world, tools, path, name=path.name)
+        written.append({"pack": str(path), "collections": len(i.world.collections), "tools": len(tools)})
+        unbound.update(i.unbound)
+    bound = {tid for i in inferred for tid in i.bindings}
+    unbound = {t.name: unbound.get(t.tool_id, "no world") for t in mine if t.tool_id not in bound}
+    return {"server": server, "tools": len(mine), "bound": len(bound), "packs": written, "unbound": unbound}
+
+
 def finetune(
     cfg: PipelineConfig,
     root: Path,

@@ -242,7 +242,7 @@ class World(Record):
 
     stage: ClassVar[str] = "worlds"
     id_field: ClassVar[str] = "world_id"
-    json_fields: ClassVar[frozenset[str]] = frozenset({"collections", "rules"})
+    json_fields: ClassVar[frozenset[str]] = frozenset({"collections", "rules", "seed_records"})
 
     world_id: str
     domain_id: str
@@ -260,6 +260,7 @@ class World(Record):
     pack_dir: str | None = None  # that pack's folder, where its actions module is imported from
     policy: str = ""  # the policy text agents are given, beyond the rules (a pack's, written by hand)
     servers: list[str] = Field(default_factory=list)  # crawled: the MCP servers its tools come from
+    seed_records: list[int] = Field(default_factory=list)  # a pack's [least, most] records per collection; []: tasks
     created_at: datetime = Field(default_factory=utcnow)
 
     def collection(self, name: str) -> CollectionSpec | None:

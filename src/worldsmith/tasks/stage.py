@@ -252,7 +252,9 @@ class TaskMaker:
         for attempt in range(self.cfg.blueprint_attempts):
             seed = zlib.crc32(f"{self.ctx.seed}:{task_id}:{attempt}".encode())
             try:
-                return sample_blueprint(world, tools, difficulty, seed, tuple(self.cfg.world_records)), seed
+                return sample_blueprint(
+                    world, tools, difficulty, seed, tuple(world.seed_records or self.cfg.world_records)
+                ), seed
             except BlueprintFailure as exc:
                 failure = exc
         raise failure

@@ -215,7 +215,8 @@ def bound_spec(
 
 async def evolve(ctx: RunContext, sink: ToolSink, log: Callable[[str], Any] = print) -> dict[str, int]:
     cfg = ctx.cfg.tools.evolve
-    worlds = sorted(ctx.store.read(World), key=lambda w: w.world_id)
+    # designed and derived worlds get designed tools; a pack brings its own, a crawled world its server's
+    worlds = sorted((w for w in ctx.store.read(World) if w.source in ("llm", "derived")), key=lambda w: w.world_id)
     by_id = {w.world_id: w for w in worlds}
     counts = {"worlds": len(worlds), "tools": 0, "evolved": 0, "named_by_llm": 0, "failed_calls": 0}
 

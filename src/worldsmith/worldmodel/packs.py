@@ -460,7 +460,13 @@ def load_pack(folder: str | Path, today: str | dt.date) -> Pack:
     problem = world_problem(world)
     if problem:
         raise _fail(path, "collections", problem)
-    world = world.model_copy(update={"rules": derive_rules(world) + _rules(path, world, doc.get("rules") or [])})
+    records = _records(path, doc.get("seed"))
+    world = world.model_copy(
+        update={
+            "rules": derive_rules(world) + _rules(path, world, doc.get("rules") or []),
+            "seed_records": list(records),
+        }
+    )
     acts = load_actions(folder)
     tools = [_tool(path, world, acts, i, t) for i, t in enumerate(doc.get("tools") or [])]
     names = [t.name for t in tools]
@@ -478,7 +484,7 @@ def load_pack(folder: str | Path, today: str | dt.date) -> Pack:
         world=world,
         tools=tools,
         actions=acts.actions,
-        records=_records(path, doc.get("seed")),
+        records=records,
     )
 
 
@@ -550,6 +556,24 @@ def _spec(
     )
 
 
+CRUD_KEYS = (
+    "action",
+    "collection",
+    "name",
+    "description",
+    "params",
+    "fixed",
+    "key_param",
+    "match",
+    "search",
+    "limit_param",
+    "ignored",
+    "input_schema",
+    "output_schema",
+    "annotations",
+)
+
+
 def _tool(path: Path, world: World, acts: Actions, i: int, t: Any) -> ToolSpec:
     where = f"tools[{i}]"
     t = _mapping(path, where, t)
@@ -586,13 +610,13 @@ def _tool(path: Path, world: World, acts: Actions, i: int, t: Any) -> ToolSpec:
             {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
             {},
         )
-    unknown = set(t) - {"action", "collection", "name", "description", "params", "fixed", "key_param"}
+    unknown = set(t) - set(CRUD_KEYS)
     if unknown:
         raise _fail(
             path,
             where,
-            f"unknown keys {sorted(unknown)} (a CRUD tool takes action, collection, name, "
-            "description, params, fixed, key_param; an operation tool takes operation)",
+            f"unknown keys {sorted(unknown)} (a CRUD tool takes {', '.join(CRUD_KEYS)}; an operation tool "
+            "takes operation)",
         )
     if t.get("action") not in CRUD:
         raise _fail(
@@ -607,7 +631,8 @@ def _tool(path: Path, world: World, acts: Actions, i: int, t: Any) -> ToolSpec:
             f"{where}.collection",
             f"expected one of {', '.join(x.name for x in world.collections)}, got {t.get('collection')!r}",
         )
-    fields = {f.name: f for f in c.fields}
+    # the key is a field a crawled tool may filter or name by too
+    fields = {c.key: FieldSpec(name=c.key), **{f.name: f for f in c.fields}}
     params = _mapping(path, f"{where}.params", t.get("params") or {})
     fixed = _mapping(path, f"{where}.fixed", t.get("fixed") or {})
     for p, fname in params.items():
@@ -619,17 +644,48 @@ def _tool(path: Path, world: World, acts: Actions, i: int, t: Any) -> ToolSpec:
         if fields[fname].enum and value not in fields[fname].enum:
             raise _fail(path, f"{where}.fixed.{fname}", f"{value!r} is not one of {fields[fname].enum}")
     action_ = t["action"]
-    key_param = t.get("key_param") or (c.key if action_ in ("get", "update", "delete") else None)
+    # `key_param: null`: a tool that names its record by `match` alone (a crawled one: owner + repo + number)
+    key_param = t.get("key_param", c.key if action_ in ("get", "update", "delete") else None)
+    match = _mapping(path, f"{where}.match", t.get("match") or {})
+    for p, fname in match.items():
+        if fname not in fields:
+            raise _fail(path, f"{where}.match.{p}", f"{fname!r} is not a field of {c.name} ({', '.join(fields)})")
+    search = t.get("search") or []
+    if not isinstance(search, list) or not all(isinstance(x, str) for x in search):
+        raise _fail(path, f"{where}.search", f"expected a list of parameter names, got {search!r}")
+    ignored = {str(k): str(v) for k, v in _mapping(path, f"{where}.ignored", t.get("ignored") or {}).items()}
     b = ToolBinding(
-        world_id=world.world_id, collection=c.name, action=action_, key_param=key_param, params=params, fixed=fixed
+        world_id=world.world_id,
+        collection=c.name,
+        action=action_,
+        key_param=key_param,
+        params=params,
+        fixed=fixed,
+        match=match,
+        search=search,
+        limit_param=t.get("limit_param"),
+        ignored=ignored,
     )
+    # a tool with its own schema (a crawled one keeps its server's) says what each parameter is bound to
+    schema = t.get("input_schema") or bind.input_schema(world, b)
+    if "input_schema" in t:
+        props = set((schema or {}).get("properties") or {})
+        accounted = {*([key_param] if key_param else []), *params, *match, *search, *ignored}
+        accounted |= {t["limit_param"]} if t.get("limit_param") else set()
+        if props - accounted:
+            raise _fail(
+                path,
+                f"{where}.input_schema",
+                f"parameters {sorted(props - accounted)} are bound to nothing: name each in key_param, params, match, "
+                "search, limit_param or ignored (with why)",
+            )
     return _spec(
         world,
         b,
         str(t.get("name") or bind.default_name(world, b)),
         " ".join(str(t.get("description") or bind.default_description(world, b)).split()),
-        (bind.input_schema(world, b), bind.output_schema(world, b)),
-        bind.annotations(b),
+        (schema, t["output_schema"] if "output_schema" in t else bind.output_schema(world, b)),
+        t.get("annotations") or bind.annotations(b),
         {},
     )
 
@@ -928,13 +984,28 @@ def save_pack(world: World, tools: Iterable[ToolSpec], folder: str | Path, name:
                 d["params"] = dict(b.params)
             if b.fixed:
                 d["fixed"] = dict(b.fixed)
+            for part in ("match", "search", "limit_param", "ignored"):
+                if getattr(b, part):
+                    d[part] = getattr(b, part)
             d["name"] = t.name
             d["description"] = t.description
+            if t.input_schema != _made_schema(world, b):  # a crawled tool keeps its server's schemas
+                d["input_schema"] = t.input_schema
+                d["output_schema"] = t.output_schema
+                d["annotations"] = t.annotations
             lines.append(_indent(_dump([d])))
     (folder / WORLD_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
     if src is not None and src.is_file() and src.resolve() != (folder / ACTIONS_FILE).resolve():
         shutil.copyfile(src, folder / ACTIONS_FILE)
     return folder
+
+
+def _made_schema(world: World, b: ToolBinding) -> dict[str, Any] | None:
+    """The input schema a binding makes, or None where it cannot (a parameter bound to the key)."""
+    try:
+        return bind.input_schema(world, b)
+    except KeyError:
+        return None
 
 
 def _derived_text(world: World, r: PolicyRule) -> bool:

@@ -24,6 +24,7 @@ from worldsmith.progress import gather_with_progress
 from worldsmith.records import Domain, Rejection, World, content_id
 from worldsmith.stage import Shard, Stage
 from worldsmith.worldmodel import catalog
+from worldsmith.worldmodel.coherence import world_incoherence
 from worldsmith.worldmodel.schema import derive_world, design_schema, plural, world_from_design, world_id_for
 from worldsmith.worlds.stats import SECTIONS
 
@@ -92,7 +93,7 @@ async def make_worlds(ctx: RunContext) -> dict[str, Any]:
     cfg = ctx.cfg.worlds
     taxonomy = load_taxonomy(ctx.path(cfg.taxonomy_file))
     categories = taxonomy[: cfg.categories] if cfg.categories else taxonomy
-    counts = {"failed_calls": 0, "designs_refused": 0}
+    counts = {"failed_calls": 0, "designs_refused": 0, "designs_incoherent": 0, "incoherent_dropped": 0}
     rejections = ctx.store.writer(Rejection, flush_every=16)
     domain_writer = ctx.store.writer(Domain, flush_every=1)
     world_writer = ctx.store.writer(World, flush_every=1)
@@ -173,6 +174,17 @@ async def make_worlds(ctx: RunContext) -> dict[str, Any]:
                 )
                 return derive_world(domain, today, problem=f"design call failed: {r.error_kind}")
             world, problem = world_from_design(domain, r.data, today)
+            incoherent = world_incoherence(world) if world is not None else None
+            if incoherent:  # it runs, but its lifecycles or types do not fit what it is about
+                counts["designs_incoherent"] += 1
+                reject(
+                    f"world/{domain.name}",
+                    "incoherent_design",
+                    incoherent,
+                    {"design": r.data, "domain_id": domain.domain_id},
+                    kind="world_coherence",
+                )
+                return derive_world(domain, today, problem=f"incoherent: {incoherent}")
             if world is None:
                 counts["designs_refused"] += 1
                 reject(
@@ -191,10 +203,18 @@ async def make_worlds(ctx: RunContext) -> dict[str, Any]:
                 "worlds: schemas", jobs, total=len(jobs), failed=lambda w: w.source != "llm"
             ):
                 world_writer.add(w)
-    stored = ctx.store.existing_ids(World)
-    new = [w for w in (*pack_worlds(ctx), *crawled_worlds(ctx)) if w.world_id not in stored]
-    if new:
-        ctx.store.append(new)
+            stored = ctx.store.existing_ids(World)
+            for w in (*pack_worlds(ctx), *crawled_worlds(ctx)):
+                if w.world_id in stored:
+                    continue
+                incoherent = world_incoherence(w)
+                if incoherent:  # a pack's tests keep it coherent; an inferred world can still miss
+                    counts["incoherent_dropped"] += 1
+                    reject(
+                        f"world/{w.domain}", "incoherent_world", incoherent, {"world_id": w.world_id}, "world_coherence"
+                    )
+                    continue
+                world_writer.add(w)
     worlds = ctx.store.read(World)
     return {
         "domains": len(domains),
