@@ -180,6 +180,22 @@ def test_a_coherent_world_passes(make):
     assert world_incoherence(make()) is None
 
 
+@pytest.mark.parametrize(
+    "name, entity, values",
+    [
+        ("vehicles", "vehicle", GOODS_FLOW),  # a rental car is available, reserved, retired
+        ("tables", "table", GOODS_FLOW),  # a restaurant's table
+        ("members", "member", ["active", "suspended", "closed"]),
+        ("missions", "mission", ORDER_FLOW),
+        ("documents", "document", ["draft", "active", "archived"]),
+        ("rentals", "rental", ["active", "suspended", "closed"]),
+    ],
+)
+def test_a_lifecycle_that_fits_its_entity_passes(name, entity, values):
+    w = world("services", "anything", col(name, entity, F("label", format="label"), F("status", enum=values)))
+    assert world_incoherence(w) is None
+
+
 def test_a_design_of_its_own_vocabulary_passes():
     """An LLM design (share dealing: accounts active/frozen/closed, orders of a ticker, open/filled/cancelled)."""
     domain = Domain(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from worldsmith.records import CollectionSpec, FieldSpec, World
 from worldsmith.worldmodel.schema import (
+    LENDABLE,
     LIFECYCLES,
     LONG_RUNNING,
     PEOPLE,
@@ -30,7 +31,7 @@ from worldsmith.worldmodel.schema import (
 FITS: dict[str, frozenset[str]] = {
     "transaction": frozenset({"transaction", "occurrence"}),
     "occurrence": frozenset({"transaction", "occurrence"}),
-    "item": frozenset({"goods"}),
+    "item": frozenset({"goods"}),  # and an asset that is a thing (LENDABLE): a rental car
     "asset": frozenset({"asset", "person", "record"}),  # and a transaction that stays open (LONG_RUNNING)
     "record": frozenset({"transaction", "occurrence", "goods", "asset", "record"}),
 }
@@ -183,6 +184,8 @@ def _lifecycle_problem(c: CollectionSpec, kind: str) -> str | None:
         if family is None or kind in FITS[family]:
             continue
         if family == "asset" and kind == "transaction" and entity_is(c.entity, LONG_RUNNING):
+            continue
+        if family == "item" and kind == "asset" and entity_is(c.entity, LENDABLE):
             continue
         values = "/".join(LIFECYCLES[family][0])
         return (

@@ -325,6 +325,10 @@ TRANSACTIONS = (
     "rental",
     "session",
     "trip",
+    "quote",
+    "bid",
+    "registration",
+    "submission",
 )
 MONEY = (
     "order",
@@ -365,7 +369,29 @@ GOODS = (
 # goods whose seeded name is a product's ("blue kettle"); a book or a medicine gets a label
 PRODUCT_GOODS = ("product", "item", "stock", "inventory", "part", "material", "supply", "good", "merchandise", "sku")
 # things lent or let out for a while: available, reserved, retired fits them as it fits goods
-RENTABLE = ("room", "seat", "desk", "locker", "court", "equipment", "bike", "car", "copy", "slot", "venue", "boat")
+RENTABLE = (
+    "room",
+    "seat",
+    "desk",
+    "table",
+    "bed",
+    "cabin",
+    "studio",
+    "space",
+    "spot",
+    "parking",
+    "locker",
+    "court",
+    "equipment",
+    "bike",
+    "car",
+    "boat",
+    "copy",
+    "slot",
+    "venue",
+)
+# assets that are things, lent or booked as goods are (a rental car, a loaned device), unlike an account
+LENDABLE = ("vehicle", "device", "robot", "sensor")
 ASSETS = (
     "account",
     "card",
