@@ -89,6 +89,7 @@ DESIGN = {
             "name": "orders",
             "fields": [
                 {"name": "customer_id", "type": "string", "format": "code", "values": [], "references": "customers"},
+                {"name": "item", "type": "string", "format": "product", "values": [], "references": ""},
                 {"name": "total", "type": "number", "format": "money", "values": [], "references": ""},
                 {
                     "name": "status",
@@ -111,6 +112,7 @@ def _ctx(tmp_path, client, project_root, **over):
                 "taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"),
                 "categories": 1,
                 "domains_per_category": 2,
+                "packs": [],  # designed and derived worlds only: the packs have their own tests
             },
             "tools": {
                 "snapshot_dir": str(tmp_path / "no-snapshot"),
@@ -218,6 +220,7 @@ def test_a_failed_design_call_still_gives_the_domain_a_world(tmp_path, project_r
             "taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"),
             "categories": 1,
             "domains_per_category": 1,
+            "packs": [],
         },
     )
     counts = run_worlds(ctx)
@@ -237,6 +240,7 @@ def test_worlds_and_tools_against_the_embedded_server(tmp_path, project_root, ll
                 "taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"),
                 "categories": 1,
                 "domains_per_category": 2,
+                "packs": [],  # designed and derived worlds only: the packs have their own tests
             },
             "tools": {
                 "snapshot_dir": str(tmp_path / "no-snapshot"),

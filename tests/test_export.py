@@ -104,6 +104,21 @@ def test_the_card_counts_examples_by_decoding_and_difficulty():
     assert f"- Difficulties: {tasks[trajs[0].task_id].difficulty} 6." in card
 
 
+def test_the_card_counts_worlds_and_examples_by_where_the_world_came_from():
+    from worldsmith.export.sft import WorldInfo
+
+    trajs, tasks, agents, verdicts = world(3, 2)
+    sources = ["pack", "crawled", "llm"]  # one world per agent, of each source
+    agents = {
+        a: agent.model_copy(update={"world_id": f"wld_{i}"}) for i, (a, agent) in enumerate(sorted(agents.items()))
+    }
+    worlds = {f"wld_{i}": WorldInfo(s) for i, s in enumerate(sources)}
+    examples, dropped = build_examples("run", ExportConfig(), trajs, verdicts, tasks, agents)
+    assert len(examples) == 6 and {e.metadata["world_id"] for e in examples} == set(worlds)
+    card = dataset_card("run", examples, {}, dropped, {}, {}, "licence", {"agent": "m"}, worlds=worlds)
+    assert "- Worlds: 3 (crawled 1, designed 1, pack 1); examples by world source: crawled 2, designed 2, pack 2." in card
+
+
 def test_validation_agents_are_stable_and_never_all_or_none():
     ids = [f"agt_{i}" for i in range(10)]
     held = validation_agents(ids, 0.2)

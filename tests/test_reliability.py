@@ -294,7 +294,8 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
 def config(tmp_path: Path, **over: Any):
     base = {
         "smoke": {"requests": 1},
-        "worlds": {"categories": 1, "domains_per_category": 1},  # the default taxonomy file, from the project root
+        # the default taxonomy file, from the project root; scripted designs only (the packs have their own tests)
+        "worlds": {"categories": 1, "domains_per_category": 1, "packs": []},
         "tools": {
             "snapshot_dir": str(tmp_path / "snapshot"),
             "evolve": {"tools_per_domain": 1, "evolutions_per_tool": 0},

@@ -28,14 +28,22 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
         "graph_edges": graph.number_of_edges(),
         "coverage": cov.get("all", 0.0),
         "mixed_real_synthetic": sum(1 for b in stored if len(set(b.sources)) > 1),
+        # bundles on a crawled server's world, and the share of the bundles' tools that are real MCP tools
+        "on_crawled_worlds": sum(1 for b in stored if set(b.sources) == {"mcp"}),
+        "real_share": round(
+            sum(s == "mcp" for b in stored for s in b.sources) / max(1, sum(len(b.sources) for b in stored)), 3
+        ),
     }
 
 
 STAGE = Stage(
     "bundles",
-    "Tool bundles drawn from the tool graph (random walks mixing real and evolved tools).",
+    "Tool bundles drawn from the tool graph (random walks, each in one world: designed, a pack's or a crawled "
+    "server's).",
     run,
     section="bundles",
-    totals=frozenset({"bundles", "graph_nodes", "graph_edges", "coverage", "mixed_real_synthetic"}),
+    totals=frozenset(
+        {"bundles", "graph_nodes", "graph_edges", "coverage", "mixed_real_synthetic", "on_crawled_worlds", "real_share"}
+    ),
     stats=SECTIONS,
 )

@@ -527,8 +527,12 @@ def _words(*texts: str) -> set[str]:
 
 
 def shopping_domain(category: str, name: str) -> bool:
-    """A shop: its orders are of products."""
-    words = _words(category, name)
+    """A shop: its orders are of products. The domain's own name says it first (an "Online shop" a
+    model proposed under a trading category is a shop), the category where the name says neither."""
+    own = _words(name)
+    if own & set(SHOPPING) or own & set(FINANCE):
+        return bool(own & set(SHOPPING)) and not own & set(FINANCE)
+    words = _words(category)
     return bool(words & set(SHOPPING)) and not words & set(FINANCE)
 
 
@@ -538,7 +542,10 @@ def trading_domain(category: str, name: str) -> bool:
 
 
 def finance_domain(category: str, name: str) -> bool:
-    """A bank, a market, an insurer: what it calls products are not goods."""
+    """A bank, a market, an insurer: what it calls products are not goods (the name first, as above)."""
+    own = _words(name)
+    if own & set(SHOPPING) and not own & set(FINANCE):
+        return False
     return bool(_words(category, name) & set(FINANCE))
 
 
