@@ -326,7 +326,7 @@ def dataset_card(
     chosen = [FORMATS[name] for name in dict.fromkeys(formats)]
     loaded = Parquet if Parquet in chosen else Jsonl
     splits, called = counts.splits, counts.called
-    servers = sorted({tools[t].server for t in called if t in tools and tools[t].server})
+    servers = sorted({tools[t].server for t in called if t in tools and tools[t].server and tools[t].source == "mcp"})
     sources = Counter(tools[t].source for t in called if t in tools)
     worlds = worlds or {}
     world_examples: Counter[str] = Counter()
