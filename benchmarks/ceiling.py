@@ -2,7 +2,7 @@
 the model is never the bottleneck.
 
 The rollouts and judge stages (the library's own `pipeline.run_stage`, a real `LLMClient` over HTTP, faults on,
-the critic on as a GPU run has it) play the hand-made order world of tests/worlds.py against the stand-in model
+the critic on as a GPU run has it) play the hand-made order world of tests/scripted_worlds.py against the stand-in model
 server of tests/standin.py, which answers every role correctly after a delay drawn per request from a
 lognormal distribution. Default delay: median 800 ms, p99 4 s per call. Where that comes from: a published vLLM
 figure for an 8B model (MLPerf Inference v5.1, Llama-3.1-8B on one H100, server scenario: 5,103 output tokens/s;
@@ -86,7 +86,7 @@ def run_point(
     concurrency / replicas."""
     cpu_start = _cpu()
     import standin
-    from worlds import cancel_task, order_agent, order_tools
+    from scripted_worlds import cancel_task, order_agent, order_tools
 
     from worldsmith import pipeline
     from worldsmith.config import load_config

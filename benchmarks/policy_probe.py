@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 def main() -> None:
-    from worlds import cancel_task, order_agent, order_tools, status_task
+    from scripted_worlds import cancel_task, order_agent, order_tools, status_task
 
     from worldsmith.records import Task
     from worldsmith.store import RunStore, query

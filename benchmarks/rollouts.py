@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT / "tests"))
 
-from worlds import cancel_task, order_agent, order_tools  # noqa: E402
+from scripted_worlds import cancel_task, order_agent, order_tools  # noqa: E402
 
 from worldsmith.config import PipelineConfig, load_config  # noqa: E402
 from worldsmith.context import RunContext  # noqa: E402

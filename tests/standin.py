@@ -1,4 +1,4 @@
-"""A stand-in model server for the hand-made order world of tests/worlds.py (a test and benchmark double,
+"""A stand-in model server for the hand-made order world of tests/scripted_worlds.py (a test and benchmark double,
 never used by the product).
 
 It speaks the OpenAI chat-completions API over real HTTP (uvicorn + starlette, one asyncio loop, so

@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from conftest import free_port
-from worlds import cancel_task, order_agent, order_tools
+from scripted_worlds import cancel_task, order_agent, order_tools
 
 from worldsmith.records import Trajectory, Verdict
 from worldsmith.store import RunStore

@@ -15,9 +15,9 @@ import httpx
 import pytest
 import yaml
 from conftest import free_port, llm_config
+from scripted_worlds import cancel_task, order_agent, order_tools
 from test_export import world
 from test_rollouts import ScriptedClient, cfg, episode, run, user_says
-from worlds import cancel_task, order_agent, order_tools
 
 from worldsmith.config import ConfigError, ExportConfig, JudgeConfig, validate_config
 from worldsmith.evaluate import EvalModel, held_out_tasks, model_scores, pass_hat_k

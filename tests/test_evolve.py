@@ -8,8 +8,8 @@ import random
 
 import pytest
 from conftest import llm_config
+from scripted_worlds import scripted_context
 from test_rollouts import PROMPTS, ScriptedClient
-from worlds import scripted_context
 
 from worldsmith.config import PipelineConfig, validate_config
 from worldsmith.context import RunContext

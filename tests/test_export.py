@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from conversations import conversation_problems
+from scripted_worlds import cancel_task, order_agent, order_tools
 from test_rollouts import CANCEL_PATCH, ScriptedClient, cfg, run, user_says
-from worlds import cancel_task, order_agent, order_tools
 
 from worldsmith.config import ExportConfig, JudgeConfig
 from worldsmith.export.sft import build_examples, dataset_card, sft_messages, validation_agents, write_export
@@ -116,7 +116,9 @@ def test_the_card_counts_worlds_and_examples_by_where_the_world_came_from():
     examples, dropped = build_examples("run", ExportConfig(), trajs, verdicts, tasks, agents)
     assert len(examples) == 6 and {e.metadata["world_id"] for e in examples} == set(worlds)
     card = dataset_card("run", examples, {}, dropped, {}, {}, "licence", {"agent": "m"}, worlds=worlds)
-    assert "- Worlds: 3 (crawled 1, designed 1, pack 1); examples by world source: crawled 2, designed 2, pack 2." in card
+    assert (
+        "- Worlds: 3 (crawled 1, designed 1, pack 1); examples by world source: crawled 2, designed 2, pack 2." in card
+    )
 
 
 def test_validation_agents_are_stable_and_never_all_or_none():

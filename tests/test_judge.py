@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from scripted_worlds import cancel_task
 from test_rollouts import CANCEL_PATCH, PROMPTS, ScriptedClient, cfg, episode, run, user_says
-from worlds import cancel_task
 
 from worldsmith.config import JudgeConfig
 from worldsmith.judge.checks import fault_recovery

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from worlds import STATE, cancel_task, order_agent, order_tools, scripted_context
+from scripted_worlds import STATE, cancel_task, order_agent, order_tools, scripted_context
 
 from worldsmith.config import ConfigError, validate_config
 from worldsmith.llm import Prompts

@@ -31,7 +31,7 @@ import asyncio, random, sys
 from pathlib import Path
 
 from test_rollouts import ScriptedClient
-from worlds import cancel_task, order_agent, order_tools, scripted_context
+from scripted_worlds import cancel_task, order_agent, order_tools, scripted_context
 from worldsmith import pipeline
 from worldsmith.config import validate_config
 from worldsmith.llm import Prompts
@@ -159,7 +159,7 @@ def test_repeated_sigkills_during_rollouts_give_the_uninterrupted_dataset(tmp_pa
 @pytest.mark.engine
 @pytest.mark.slow
 def test_a_server_stopped_mid_run_stops_the_run_cleanly_and_it_resumes(tmp_path, project_root):
-    from worlds import cancel_task, order_agent, order_tools
+    from scripted_worlds import cancel_task, order_agent, order_tools
 
     from worldsmith.config import ServerConfig
     from worldsmith.llm.server import ModelServer

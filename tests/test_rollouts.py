@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conversations import conversation_problems
-from worlds import STATE, cancel_task, order_agent, order_tools
+from scripted_worlds import STATE, cancel_task, order_agent, order_tools
 
 from worldsmith.config import FaultsConfig, RolloutsConfig, validate_config
 from worldsmith.llm import Prompts, UsageMeter
@@ -508,7 +508,7 @@ RESUME_SCRIPT = r"""
 import asyncio, json, random, sys, time
 sys.path.insert(0, sys.argv[2])
 from test_rollouts import ScriptedClient
-from worlds import cancel_task, order_agent, order_tools, scripted_context
+from scripted_worlds import cancel_task, order_agent, order_tools, scripted_context
 from worldsmith.config import validate_config
 from worldsmith.llm import Prompts
 from worldsmith.rollouts.stage import make_rollouts

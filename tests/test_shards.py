@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
+from scripted_worlds import cancel_task, order_agent, order_tools, scripted_context
 from test_rollouts import PROMPTS, ScriptedClient
-from worlds import cancel_task, order_agent, order_tools, scripted_context
 
 from worldsmith import pipeline
 from worldsmith.config import validate_config

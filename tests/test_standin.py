@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
+from scripted_worlds import cancel_task, order_agent, order_tools
 from standin import Latency, answer, standin_server, stats
-from worlds import cancel_task, order_agent, order_tools
 
 from worldsmith import pipeline
 from worldsmith.config import validate_config

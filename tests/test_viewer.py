@@ -11,7 +11,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from worlds import STATE, cancel_task, order_agent, order_tools
+from scripted_worlds import STATE, cancel_task, order_agent, order_tools
 
 from worldsmith.records import (
     CriterionResult,

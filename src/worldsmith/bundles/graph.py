@@ -143,9 +143,7 @@ def _walk(g, rng, nodes, usage, size, want_real, restart, on_crawled=False) -> l
     A walk starts at a world's tool (a crawled server's when `on_crawled`, else an evolved or a
     pack's), and the world's tools it takes stay in that world: the agent's tasks are drawn there."""
     real = [n for n in nodes if g.nodes[n]["kind"] == "simulated"]
-    synthetic = [
-        n for n in nodes if g.nodes[n]["kind"] == "world" and (g.nodes[n]["source"] == "mcp") == on_crawled
-    ]
+    synthetic = [n for n in nodes if g.nodes[n]["kind"] == "world" and (g.nodes[n]["source"] == "mcp") == on_crawled]
     pool = synthetic or real
     start = _weighted_choice(rng, pool, [1.0 / (1 + usage[n]) for n in pool])
     category, world = g.nodes[start]["category"], g.nodes[start]["group"]
