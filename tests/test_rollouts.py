@@ -426,6 +426,10 @@ def test_a_reply_that_is_not_prose_is_sampled_again_and_counted():
     # attempts used up: the last sample stays
     t = run(episode(), client(*garbled, "Order o-1001 is cancelled."), cfg(reply_attempts=2))
     assert t.reply_resamples == 1 and garbled[1] in [m.get("content") for m in t.messages]
+    # a one-word reply ("cancelled", "success") says nothing a user can use: sampled again too
+    c = client("cancelled", "Order o-1001 is cancelled.")
+    t = run(episode(), c, cfg(reply_attempts=3))
+    assert t.reply_resamples == 1 and "cancelled" not in [m.get("content") for m in t.messages]
 
 
 def test_malformed_agent_output_is_recorded_with_its_reason():

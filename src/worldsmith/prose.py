@@ -65,6 +65,13 @@ SCHEMA_DUMP = re.compile(
 )
 
 
+def one_word(text: str) -> bool:
+    """Whether a reply to the user is a single word ("blocked", "success", "lumen-cobalt-archived"): it
+    says neither what happened nor what was found. No good reply of the judge's labelled sets is one
+    word; "Done: ord-4601 → delivered." and "It's active." are not. Only for replies without tool calls."""
+    return len(re.findall(r"[\w'-]+", text)) <= 1
+
+
 def garbled_text(text: str, cap: int | None = None) -> bool:
     """Whether a reply is not prose: JSON fragments, a schema read out, template placeholders or markup, no word at
     all, degenerate repetition (`_loops`), a file name, or one long token of digits and dots instead

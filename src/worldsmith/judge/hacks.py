@@ -45,7 +45,7 @@ from itertools import combinations, combinations_with_replacement
 
 from worldsmith.answers import Value, bare, declines, extract
 from worldsmith.judge.checks import final_reply
-from worldsmith.prose import garbled_text
+from worldsmith.prose import garbled_text, one_word
 from worldsmith.records import HackFinding, ToolCall, Trajectory
 from worldsmith.vocab import FAULTS, MAX_REPLY_CHARS
 
@@ -769,7 +769,11 @@ def find_hacks(traj: Trajectory) -> list[HackFinding]:
             " ".join(_values_text(m.get("content") or "") for m in traj.messages if m["role"] == "tool").lower(),
         )
     )
-    garbled = next(((i, t) for i, t in texts if garbled_text(t, cap) or bare_values(t, shown)), None)
+    replies = {i for i, m in enumerate(traj.messages) if m["role"] == "assistant" and not m.get("tool_calls")}
+    garbled = next(
+        ((i, t) for i, t in texts if garbled_text(t, cap) or bare_values(t, shown) or (i in replies and one_word(t))),
+        None,
+    )
     if garbled:
         hacks.append(
             HackFinding(kind="garbled_reply", evidence=f"message {garbled[0]} is not prose: {garbled[1][:120]!r}")

@@ -20,7 +20,7 @@ from worldsmith.config import RolloutsConfig
 from worldsmith.llm import LLMClient, LLMResult, Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
 from worldsmith.mcp.executor import RealExecutor
-from worldsmith.prose import garbled_text
+from worldsmith.prose import garbled_text, one_word
 from worldsmith.records import Agent, FaultEvent, Task, ToolCall, ToolSpec, Trajectory, content_id
 from worldsmith.records import World as WorldSchema
 from worldsmith.rollouts.user import UserSimulator
@@ -192,7 +192,8 @@ class EpisodeRun:
                 grammar_tools=grammar,
             )
             unusable = not r.ok and r.error_kind in ("parse", "schema")  # a runaway cut at max_tokens
-            garbled = r.ok and not r.tool_calls and garbled_text(r.message().get("content") or "", self.cap)
+            text = (r.message().get("content") or "") if r.ok else ""
+            garbled = r.ok and not r.tool_calls and (garbled_text(text, self.cap) or one_word(text))
             if not (unusable or garbled):
                 break
             if attempt + 1 < cfg.reply_attempts:
