@@ -291,14 +291,18 @@ def plan_call(
                 *(f"{p.replace('_', ' ')} matches {w!r}" for p, w in searched.items()),
             ]
         )
-        d.goal = f"find the {c.name}" + (f" whose {on}" if on else "") + f" and know their {c.key.replace('_', ' ')}s"
+        d.goal = (
+            f"find the {c.name.replace('_', ' ')}"
+            + (f" whose {on}" if on else "")
+            + f" and know their {c.key.replace('_', ' ')}s"
+        )
         d.filter_text = on
         out = execute(world, b, state, args)
         if not out.ok:
             return None
         hits = out.result.get(c.name, [])
         if len(hits) > 3:
-            d.asked[f"number of {c.name}" + (f" whose {on}" if on else "")] = str(len(hits))
+            d.asked[f"number of {c.name.replace('_', ' ')}" + (f" whose {on}" if on else "")] = str(len(hits))
         else:
             d.asked.update(
                 {
