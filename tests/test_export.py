@@ -265,7 +265,9 @@ def test_the_report_has_the_headline_figures(report):
     )
     assert head["generated_tokens"] == 210 and head["tools"] == 3
     page = out.read_text()
-    assert page.count('<figure class="plot"') == 11 and "criterion:state" in page and "<script" not in page
+    assert page.count('<figure class="plot"') == 13 and "criterion:state" in page and "<script" not in page
+    # where the worlds came from, and the crawled tools code runs: the one crawled tool (the time server's) is unbound
+    assert 'id="plot-world-source"' in page and 'id="plot-binding"' in page and head["crawled_tools_bound"] == 0.0
 
 
 @pytest.mark.browser

@@ -64,6 +64,18 @@ QUERIES = {
         "SELECT status AS label, count(*) AS n FROM trajectories WHERE run_id = $run GROUP BY ALL ORDER BY n DESC"
     ),
     "usage": "SELECT usage FROM runs WHERE run_id = $run",
+    # the crawled tools: bound to a world (by action) or why not (tools.extra.unbound)
+    "binding": """
+        SELECT CASE WHEN binding <> 'null' THEN 'bound: ' || json_extract_string(binding, '$.action')
+                    ELSE 'unbound: ' || coalesce(split_part(json_extract_string(extra, '$.unbound'), ':', 1), '?') END
+               AS label, count(*) AS n
+        FROM tools WHERE run_id = $run AND source = 'mcp' GROUP BY ALL ORDER BY n DESC LIMIT 14""",
+    "by_world_source": """
+        SELECT CASE w.source WHEN 'llm' THEN 'designed' ELSE w.source END AS label, count(*) AS n,
+               count(*) FILTER (WHERE v.passed) AS passed
+        FROM trajectories r JOIN agents a USING (run_id, agent_id) JOIN worlds w ON w.run_id = a.run_id
+             AND w.world_id = a.world_id LEFT JOIN verdicts v USING (run_id, trajectory_id)
+        WHERE r.run_id = $run GROUP BY ALL ORDER BY n DESC""",
 }
 
 
@@ -99,7 +111,14 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
         "fault_recovery_rate": round(sum(r["handled"] or 0 for r in faults) / n_faults, 3) if n_faults else None,
         "generated_tokens": generated,
         "kept_per_1m_tokens": round(funnel.get("exported", 0) / max(generated, 1) * 1e6, 1),
+        "crawled_tools_bound": _bound_share(data.get("binding", [])),
     }
+
+
+def _bound_share(rows: list[dict[str, Any]]) -> float | None:
+    """The share of the run's crawled tools that code runs (bound to their server's world)."""
+    total = sum(r["n"] for r in rows)
+    return round(sum(r["n"] for r in rows if r["label"].startswith("bound")) / total, 3) if total else None
 
 
 def funnel_table(rows: list[dict[str, Any]]) -> str:
@@ -150,7 +169,19 @@ def build_report(
             "Pass rate by domain",
             bars(data["by_domain"], "pass rate by domain", "share of trajectories kept", stacked="passed", rate=True),
         ),
+        (
+            "world-source",
+            "Pass rate by where the world came from",
+            bars(
+                data["by_world_source"],
+                "pass rate by world source",
+                "share of trajectories kept",
+                stacked="passed",
+                rate=True,
+            ),
+        ),
         ("coverage", "Tool coverage", bars(data["coverage"], "tool coverage", "tools")),
+        ("binding", "Crawled tools: run by code, or why not", bars(data["binding"], "crawled tools", "tools")),
         ("top-tools", "Most called tools", bars(data["top_tools"], "most called tools", "calls")),
         ("turns", "User turns per trajectory", hist(turns, "user turns per trajectory", "turns")),
         ("tool-calls", "Tool calls per trajectory", hist(calls, "tool calls per trajectory", "tool calls")),
