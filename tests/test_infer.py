@@ -289,6 +289,67 @@ def test_output_shaping_parameters_are_ignored_with_their_reason():
     _executes(world, b, tools)
 
 
+def _bound(tools: list[ToolSpec]) -> tuple[dict[str, ToolBinding], dict[str, str]]:
+    inferred = infer_worlds(tools, TODAY)
+    names = {t.tool_id: t.name for t in tools}
+    bound = {names[k]: v for w in inferred for k, v in w.bindings.items()}
+    return bound, {names[k]: v for w in inferred for k, v in w.unbound.items() if names[k] not in bound}
+
+
+RO = {"readOnlyHint": True}
+
+
+def test_a_history_of_point_in_time_records_lists_them_and_other_histories_stay_derived():
+    tools = [
+        spec("af", "get_dag_run_history", {"dag_id": S, "limit": INT, "oldest_first": {"type": "boolean"}}, ["dag_id"]),
+        spec("af", "get_dag_run", {"dag_id": S, "dag_run_id": S}, ["dag_id", "dag_run_id"]),
+        spec("af", "list_dag_runs", {"dag_id": S, "state": S}),
+        spec("fx", "fx_price_history", {"symbol": S, "limit": INT, "from_date": S}, ["symbol"], annotations=RO),
+        spec("fx", "fx_get_price", {"symbol": S}, ["symbol"]),
+        spec("fx", "fx_list_prices", {"currency": S}),
+        spec("fp", "get_player_history", {"player": S, "last_n": INT}, ["player"], annotations=RO),
+    ]
+    b, unbound = _bound(tools)
+    h = b["get_dag_run_history"]
+    assert (h.collection, h.action, h.params, h.limit_param) == ("dag_runs", "list", {"dag_id": "dag_id"}, "limit")
+    assert h.ignored == {"oldest_first": "the order of the results"}
+    p = b["fx_price_history"]
+    assert (p.collection, p.action, p.params, p.limit_param) == ("prices", "list", {"symbol": "symbol"}, "limit")
+    assert p.ignored == {"from_date": "an optional range filter, not modelled"}
+    assert unbound["get_player_history"].startswith("derived_view")
+
+
+def test_a_noun_that_is_also_a_verb_before_a_trailing_get_or_list_is_the_collection():
+    tools = [
+        spec("shop", "trace_get", {"run_id": S}, ["run_id"], annotations=RO),
+        spec("shop", "trace_list", {"agent_name": S, "case_id": S, "limit": INT}, annotations=RO),
+        spec("shop", "order_get", {"order_id": S}, ["order_id"], annotations=RO),
+        spec("db", "run_query", {"query": S}, ["query"]),
+        spec("db", "list_tables", {}),
+    ]
+    b, unbound = _bound(tools)
+    g = b["trace_get"]
+    assert (g.collection, g.action, g.key_param, g.match) == ("traces", "get", None, {"run_id": "run_id"})
+    lst = b["trace_list"]
+    assert (lst.collection, lst.action, lst.limit_param) == ("traces", "list", "limit")
+    assert lst.params == {"agent_name": "agent_name", "case_id": "case_id"}
+    assert unbound["run_query"].startswith("side_effect_outside")  # query is no trailing get/list
+
+
+def test_a_plural_noun_and_index_with_no_input_lists_the_noun():
+    tools = [
+        spec("who", "topics_index", {}, annotations=RO),
+        spec("who", "get_topic", {"topic_id": S}, ["topic_id"]),
+        spec("who", "index_status", {}),
+        spec("who", "docs_index", {"path": S}, ["path"]),
+    ]
+    b, unbound = _bound(tools)
+    t = b["topics_index"]
+    assert (t.collection, t.action, t.params, t.key_param) == ("topics", "list", {}, None)
+    assert unbound["index_status"].startswith("side_effect_outside")
+    assert unbound["docs_index"].startswith("side_effect_outside")  # an input: indexing the path
+
+
 # --------------------------------------------------------------------------- the real snapshot
 
 

@@ -324,6 +324,24 @@ DERIVED = {
     "aggregate",
     "recommendations",
 }
+# records a "history" lists, one per point in time: price_history(symbol) lists the symbol's prices,
+# dag_run_history(dag_id) the dag's runs; other histories (a player's, a seller's) stay derived views
+HISTORY_RECORDS = {
+    "price",
+    "rate",
+    "run",
+    "job_run",
+    "dag_run",
+    "build",
+    "order",
+    "transaction",
+    "payment",
+    "deployment",
+    "execution",
+    "event",
+}
+# verbs that are also the noun of a name (topics_index: the topics' index, a list of them)
+NOUN_VERBS = {"index"}
 SERVER_INFO = {"version", "health", "config", "configuration", "guide", "help", "schema", "examples", "options"}
 CUT_WORDS = {"by", "from", "for", "with", "in", "on", "of", "to", "via", "using", "and", "or", "at"}
 SUFFIX_WORDS = {"tool", "impl", "mcp", "api"}
@@ -374,7 +392,18 @@ PAGE_PARAMS = {
 }
 # the time window a read covers (top posts of the week, prices over a month): no field of a record
 WINDOW_PARAMS = {"time", "time_range", "timeframe", "time_frame", "time_filter", "period", "interval", "window"}
-SORT_PARAMS = {"sort", "sort_by", "order", "order_by", "sorting", "sort_direction", "sort_field", "sort_order"}
+SORT_PARAMS = {
+    "sort",
+    "sort_by",
+    "order",
+    "order_by",
+    "sorting",
+    "sort_direction",
+    "sort_field",
+    "sort_order",
+    "oldest_first",
+    "newest_first",
+}
 SEARCH_PARAMS = {
     "query",
     "q",
@@ -638,6 +667,9 @@ def _verb(tokens: list[str]) -> tuple[str, int] | None:
     """(verb, its index): the first word, else the last (order_get), else any word that is a verb."""
     if not tokens:
         return None
+    if tokens[0] in COMPUTE_VERBS | SIDE_VERBS and len(tokens) > 1 and tokens[-1] in ("get", "list"):
+        # trace_get(run_id), trace_list(agent_name): a noun that is also a verb, then the read verb
+        return tokens[-1], len(tokens) - 1
     if tokens[0] in _ALL_VERBS:
         return tokens[0], 0
     if tokens[-1] in _ALL_VERBS:
@@ -764,6 +796,9 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
     props, required = _props(tool)
     keys = {p: param_key(p) for p in props}
     types = {p: _schema_type(s) for p, s in props.items()}
+    if len(tokens) > 1 and tokens[-1] in NOUN_VERBS and singular(tokens[-2]) != tokens[-2] and not required:
+        # topics_index(): an index of the topics, no indexing run (index_status keeps its verb)
+        tokens = ["list", *tokens[:-1]]
     found = _verb(tokens)
     read_only = tool.hints.readOnlyHint is True
     if found is None:
@@ -784,6 +819,14 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
         return f"side_effect_outside: {verb}"
     noun_words = _noun_words(tokens, at)
     keyed_by = _lookup_key(tokens)
+    if (
+        verb in GET_VERBS | LIST_VERBS
+        and len(noun_words) > 1
+        and noun_words[-1] == "history"
+        and "_".join(noun_words[:-1]) in HISTORY_RECORDS
+    ):
+        # price_history(symbol), dag_run_history(dag_id): the records of each point in time, listed
+        noun_words = [*noun_words[:-2], plural(noun_words[-2])]
     if any(w in DERIVED for w in noun_words):
         return f"derived_view: {'_'.join(noun_words)}"
     if any(w in SERVER_INFO for w in noun_words) and not [p for p in props if p in required]:
