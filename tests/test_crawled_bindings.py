@@ -132,6 +132,11 @@ def test_a_record_named_by_several_parameters_together():
     assert upd.ok and upd.patch == [{"op": "replace", "path": "/issues/0/state", "value": "closed"}]
 
 
+def test_a_lookup_that_names_no_record_is_refused_not_answered_with_the_first():
+    out = execute(WORLD, GET_ISSUE.binding, STATE, {"format": "md"})
+    assert not out.ok and out.error == ("invalid_arguments", "name the issue by owner or repo or issue_number")
+
+
 def test_search_matches_words_of_text_fields_and_the_limit_caps_the_list():
     out = execute(WORLD, SEARCH.binding, STATE, {"q": "LOGIN"})
     assert out.ok and [r["issue_id"] for r in out.result["issues"]] == ["iss-1", "iss-3"] and out.result["count"] == 2

@@ -121,6 +121,8 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
     if binding.match and not binding.key_param:  # a record named by several parameters together
         # an optional naming parameter the call leaves out does not narrow (get_income_statement(symbol, freq?))
         wanted = {f: arguments[p] for p, f in binding.match.items() if p in arguments}
+        if not wanted:  # naming no record is not naming the first one
+            return _fail("invalid_arguments", f"name the {c.entity} by {' or '.join(binding.match)}")
         at = next((i for i, r in enumerate(records) if all(_same(r.get(f), v) for f, v in wanted.items())), None)
         if at is None:
             named = ", ".join(f"{f} {v!r}" for f, v in wanted.items())
