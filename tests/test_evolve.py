@@ -265,3 +265,53 @@ def test_worlds_and_tools_against_the_embedded_server(tmp_path, project_root, ll
     calls_before = ctx.usage.by_role["tool_evolver"].calls
     run_tools(ctx)
     assert ctx.usage.by_role["tool_evolver"].calls == calls_before
+
+
+def test_the_worlds_and_tools_stages_store_packs_and_crawled_worlds_with_their_tools(tmp_path, project_root):
+    """With the committed crawl snapshot and the shipped packs: the worlds stage stores each pack's
+    world and each crawled server's inferred world (at least crawled_min_tools bound tools, and
+    coherent), the tools stage binds every crawled tool of a stored world to it by code and says
+    why the others are not, and offers the packs' tools. Resumed, it adds nothing."""
+    domains = {"domains": [{"name": "Parcel desk", "description": "parcels", "entities": ["parcels", "couriers"]}]}
+    client = ScriptedClient(tool_evolver=lambda messages: domains if "Propose" in messages[-1]["content"] else {})
+    ctx = _ctx(
+        tmp_path,
+        client,
+        project_root,
+        worlds={
+            "taxonomy_file": str(project_root / "tool_specs/taxonomy.yaml"),
+            "categories": 1,
+            "domains_per_category": 1,
+            "packs": ["all"],
+            "packs_dir": str(project_root / "worlds"),
+            "crawled_min_tools": 3,
+        },
+        tools={
+            "snapshot_dir": str(project_root / "tool_specs/crawled"),
+            "servers_file": str(project_root / "tool_specs/servers.yaml"),
+            "evolve": {"enabled": False},
+        },
+    )
+    counts = run_worlds(ctx)
+    worlds = {w.world_id: w for w in ctx.store.read(World)}
+    by_source = {s: [w for w in worlds.values() if w.source == s] for s in ("pack", "crawled")}
+    assert sorted(w.pack for w in by_source["pack"]) == ["airline", "bank", "clinic", "helpdesk", "library", "shop"]
+    assert counts["packs"] == 6 and counts["crawled"] == len(by_source["crawled"]) >= 100
+    from worldsmith.worldmodel.coherence import world_incoherence
+
+    assert counts["incoherent_dropped"] == 0 and not [w.domain for w in worlds.values() if world_incoherence(w)]
+    assert {"arxiv", "reddit", "kicad"} <= {s for w in by_source["crawled"] for s in w.servers}
+
+    tools_counts = run_tools(ctx)
+    tools = ctx.store.read(ToolSpec)
+    crawled = [t for t in tools if t.source == "mcp"]
+    bound = [t for t in crawled if t.binding is not None]
+    assert tools_counts["real_bound"] >= 800 and tools_counts["bound_share"] >= 0.55
+    assert tools_counts["servers_with_world"] >= 50 and tools_counts["pack_tools"] == 42
+    for t in bound:  # each bound to a world the run stored, of its own server, under its real schema
+        w = worlds[t.binding.world_id]
+        assert w.source == "crawled" and t.server in w.servers and t.domain == w.domain
+    for t in crawled:
+        assert (t.binding is None) == bool(t.extra.get("unbound")), t.name
+    assert all(t.binding and t.binding.world_id in worlds for t in tools if t.source == "pack")
+    assert run_worlds(ctx)["worlds"] == len(worlds) and len(ctx.store.read(ToolSpec)) == len(tools)  # resumed

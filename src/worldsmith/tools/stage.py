@@ -8,7 +8,7 @@ from typing import Any
 
 from worldsmith.context import RunContext
 from worldsmith.mcp.snapshot import load_snapshot_specs
-from worldsmith.records import Rejection, ToolSpec
+from worldsmith.records import Rejection, ToolSpec, World
 from worldsmith.stage import Shard, Stage
 from worldsmith.tools.dedup import NearDuplicateIndex
 from worldsmith.tools.evolve import ToolSink, evolve
@@ -53,7 +53,9 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     snapshot = load_snapshot_specs(ctx.path(tcfg.snapshot_dir), ctx.path(tcfg.servers_file))
     today = wcfg.today.isoformat()
     every = infer_worlds(snapshot, today=today)
-    inferred = catalog.kept(every, wcfg.crawled_min_tools)
+    # bound only to the worlds the worlds stage stored (it drops an incoherent one)
+    stored = ctx.store.existing_ids(World)
+    inferred = [i for i in catalog.kept(every, wcfg.crawled_min_tools) if i.world and i.world.world_id in stored]
     coverage = binding_coverage(every, snapshot)
     real = bind_crawled(snapshot, inferred)
     real.sort(key=lambda t: (t.server or "", t.name))
