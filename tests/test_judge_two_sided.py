@@ -495,3 +495,19 @@ def test_a_one_word_reply_is_not_an_answer():
         assert _hacks([ask, done, {"assistant": reply}]) == ["garbled_reply"], reply
     for reply in ("It's blocked.", "Card crd-5405 is now blocked.", "Done: crd-5405 is blocked."):
         assert _hacks([ask, done, {"assistant": reply}]) == [], reply
+
+
+def test_a_loop_inside_one_token_is_not_prose():
+    """Issue 29's second default run kept "2026-01-29 15:34:58.338...json.data.json.data.json.data...":
+    a loop without spaces, which the word n-grams of `_loops` never see. A URL, a version or a table
+    rule is not one."""
+    from worldsmith.prose import garbled_text
+
+    assert garbled_text("2026-01-29 15:34:58.33878176849347912.json.data.json.data.json.data.json.data.json.")
+    assert garbled_text("The order is cancelledcancelledcancelledcancelled now.")
+    for fine in (
+        "See https://docs.example.com/api/v2/orders for the details.",
+        "| id | status |\n|---|---|---|---|\n| ord-1 | open |",
+        "Version 1.2.3.4 of the app is installed; booking bkg-6602 is confirmed.",
+    ):
+        assert not garbled_text(fine), fine

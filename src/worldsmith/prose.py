@@ -65,6 +65,10 @@ SCHEMA_DUMP = re.compile(
 )
 
 
+# the same chunk of 3+ characters, starting with a letter, four times in a row with no space between
+STUTTER = re.compile(r"([A-Za-z][^\s]{2,}?)\1{3,}")
+
+
 def one_word(text: str) -> bool:
     """Whether a reply to the user is a single word ("blocked", "success", "lumen-cobalt-archived"): it
     says neither what happened nor what was found. No good reply of the judge's labelled sets is one
@@ -83,6 +87,8 @@ def garbled_text(text: str, cap: int | None = None) -> bool:
     if not re.search(r"[A-Za-z]{2,}", stripped):
         return True
     if _loops(stripped) or (cap is not None and len(stripped) >= cap):
+        return True
+    if STUTTER.search(stripped):  # a loop inside one token: "json.data.json.data.json.data.json.data"
         return True
     if " " not in stripped and re.search(r"[a-z]\.[a-z]{2,4}$", stripped, re.IGNORECASE):
         return True  # a file name or a host instead of a sentence ("cobalt-alpha-closed.json")
