@@ -319,7 +319,7 @@ class BundleConfig(Strict):
     size_min: PositiveInt = 2
     size_max: PositiveInt = 3
     # share of bundles drawn on a world inferred from a crawled MCP server: real MCP tool schemas, run by code
-    crawled_share: Probability = 0.375
+    crawled_share: Probability = 0.25
     # share of a bundle's tools that are crawled tools code cannot run (no binding), where the graph allows: the
     # LLM tool simulator plays them, which a 135M model fails (the CPU default: 0; a GPU run: 0.5)
     real_ratio: Probability = 0.0
