@@ -37,7 +37,7 @@ def _fail(code: str, message: str) -> Execution:
     return Execution(False, error=(code, message))
 
 
-def _same(a: Any, b: Any) -> bool:
+def same(a: Any, b: Any) -> bool:
     if isinstance(a, str) and isinstance(b, str):
         return a.strip().lower() == b.strip().lower()
     if isinstance(a, bool) or isinstance(b, bool):
@@ -49,10 +49,10 @@ def _same(a: Any, b: Any) -> bool:
 
 def find(c: CollectionSpec, records: list[dict[str, Any]], key: Any) -> int | None:
     """The index of the record whose key is `key` (case and spacing ignored), or None."""
-    return next((i for i, r in enumerate(records) if _same(r.get(c.key), key)), None)
+    return next((i for i, r in enumerate(records) if same(r.get(c.key), key)), None)
 
 
-def _check_value(world: World, c: CollectionSpec, f: FieldSpec, value: Any, state: dict[str, Any]) -> Execution | None:
+def value_problem(world: World, c: CollectionSpec, f: FieldSpec, value: Any, state: dict[str, Any]) -> Execution | None:
     if f.enum and value not in f.enum:
         return _fail("invalid_value", f"{f.name} must be one of {', '.join(f.enum)}; got {value!r}")
     if f.ref is not None:
@@ -62,11 +62,37 @@ def _check_value(world: World, c: CollectionSpec, f: FieldSpec, value: Any, stat
     return None
 
 
-def _check_unique(
+def unique_problem(
     c: CollectionSpec, f: FieldSpec, value: Any, records: list[dict[str, Any]], skip: int | None
 ) -> Execution | None:
-    if f.unique and any(i != skip and _same(r.get(f.name), value) for i, r in enumerate(records)):
+    if f.unique and any(i != skip and same(r.get(f.name), value) for i, r in enumerate(records)):
         return _fail("conflict", f"a {c.entity} with {f.name} {value!r} already exists")
+    return None
+
+
+def transition_problem(c: CollectionSpec, record: dict[str, Any], fname: str, value: Any) -> Execution | None:
+    """The error of a change of `fname` to `value` that the collection's lifecycle does not allow."""
+    flow = c.transitions.get(fname)
+    old = record.get(fname)
+    if flow is None or same(old, value) or value in flow.get(str(old), []):
+        return None
+    allowed = flow.get(str(old), [])
+    return _fail(
+        "transition_not_allowed",
+        f"{c.entity} {record[c.key]} is {old}: its {fname} cannot become {value}"
+        + (f" (it can become {', '.join(allowed)})" if allowed else " (no change is allowed from there)"),
+    )
+
+
+def referenced_problem(
+    world: World, c: CollectionSpec, state: dict[str, Any], record: dict[str, Any]
+) -> Execution | None:
+    """The error of deleting `record` while records of another collection still reference it."""
+    for other in world.collections:
+        users = [f.name for f in other.fields if f.ref == c.name]
+        n = sum(1 for r in state.get(other.name, []) for u in users if same(r.get(u), record[c.key]))
+        if n:
+            return _fail("conflict", f"{c.entity} {record[c.key]} is still referenced by {n} {other.name}")
     return None
 
 
@@ -90,7 +116,7 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
         hits = [
             r
             for r in records
-            if all(_same(r.get(k), v) for k, v in values.items())
+            if all(same(r.get(k), v) for k, v in values.items())
             and all(any(t in str(r.get(f.name, "")).lower() for f in c.fields if f.type == "string") for t in texts)
         ]
         cap = MAX_LIST
@@ -106,7 +132,7 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
         for fname, f in fields.items():
             if fname not in values:
                 values[fname] = _default(world, f)
-            problem = _check_value(world, c, f, values[fname], state) or _check_unique(
+            problem = value_problem(world, c, f, values[fname], state) or unique_problem(
                 c, f, values[fname], records, None
             )
             if problem:
@@ -123,7 +149,7 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
         wanted = {f: arguments[p] for p, f in binding.match.items() if p in arguments}
         if not wanted:  # naming no record is not naming the first one
             return _fail("invalid_arguments", f"name the {c.entity} by {' or '.join(binding.match)}")
-        at = next((i for i, r in enumerate(records) if all(_same(r.get(f), v) for f, v in wanted.items())), None)
+        at = next((i for i, r in enumerate(records) if all(same(r.get(f), v) for f, v in wanted.items())), None)
         if at is None:
             named = ", ".join(f"{f} {v!r}" for f, v in wanted.items())
             return _fail("not_found", f"no {c.entity} with {named}")
@@ -133,7 +159,7 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
         if at is None:
             return _fail("not_found", f"no {c.entity} with {c.key} {key!r}")
         extra = {f: arguments[p] for p, f in binding.match.items() if p in arguments}
-        if any(not _same(records[at].get(f), v) for f, v in extra.items()):
+        if any(not same(records[at].get(f), v) for f, v in extra.items()):
             return _fail(
                 "not_found", f"no {c.entity} {key!r} with " + ", ".join(f"{f} {v!r}" for f, v in extra.items())
             )
@@ -141,11 +167,9 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
     if action == "get":
         return Execution(True, record)
     if action == "delete":
-        for other in world.collections:
-            users = [f.name for f in other.fields if f.ref == c.name]
-            n = sum(1 for r in state.get(other.name, []) for u in users if _same(r.get(u), record[c.key]))
-            if n:
-                return _fail("conflict", f"{c.entity} {record[c.key]} is still referenced by {n} {other.name}")
+        problem = referenced_problem(world, c, state, record)
+        if problem:
+            return problem
         return Execution(True, {"deleted": record[c.key]}, [{"op": "remove", "path": f"/{_escape(c.name)}/{at}"}])
     if action == "update":
         patch, new = [], dict(record)
@@ -153,22 +177,13 @@ def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments
             f = fields.get(fname)
             if f is None:
                 continue
-            problem = _check_value(world, c, f, value, state) or _check_unique(c, f, value, records, at)
+            problem = value_problem(world, c, f, value, state) or unique_problem(c, f, value, records, at)
             if problem:
                 return problem
-            flow = c.transitions.get(fname)
-            if (
-                flow is not None
-                and not _same(record.get(fname), value)
-                and value not in flow.get(str(record.get(fname)), [])
-            ):
-                allowed = flow.get(str(record.get(fname)), [])
-                return _fail(
-                    "transition_not_allowed",
-                    f"{c.entity} {record[c.key]} is {record.get(fname)}: its {fname} cannot become {value}"
-                    + (f" (it can become {', '.join(allowed)})" if allowed else " (no change is allowed from there)"),
-                )
-            if not _same(record.get(fname), value):
+            problem = transition_problem(c, record, fname, value)
+            if problem:
+                return problem
+            if not same(record.get(fname), value):
                 new[fname] = value
                 patch.append({"op": "replace", "path": f"/{_escape(c.name)}/{at}/{_escape(fname)}", "value": value})
         return Execution(True, new, patch)

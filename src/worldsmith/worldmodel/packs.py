@@ -36,7 +36,15 @@ import yaml
 from worldsmith.records import CollectionSpec, FieldSpec, PolicyRule, ToolBinding, ToolSpec, World, content_id
 from worldsmith.vocab import FIELD_FORMATS
 from worldsmith.worldmodel import bindings as bind
-from worldsmith.worldmodel.execute import Execution, find
+from worldsmith.worldmodel.execute import (
+    Execution,
+    find,
+    referenced_problem,
+    same,
+    transition_problem,
+    unique_problem,
+    value_problem,
+)
 from worldsmith.worldmodel.schema import SNAKE, derive_rules, id_prefix, singular, world_problem
 from worldsmith.worldmodel.seed import next_key
 
@@ -132,16 +140,6 @@ def seeder(collection: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
     return register
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, str) and isinstance(b, str):
-        return a.strip().lower() == b.strip().lower()
-    if isinstance(a, bool) or isinstance(b, bool):
-        return a is b
-    if isinstance(a, int | float) and isinstance(b, int | float):
-        return float(a) == float(b)
-    return a == b
-
-
 class Db:
     """An action's view of the world state (a deep copy it may change). Reads return copies of
     the records: changes go through insert, update and delete, which check them as the
@@ -176,9 +174,7 @@ class Db:
 
     def find(self, collection: str, **equal: Any) -> list[dict[str, Any]]:
         """The records whose fields equal these values (case and spacing of text ignored)."""
-        return [
-            copy.deepcopy(r) for r in self._records(collection) if all(_same(r.get(k), v) for k, v in equal.items())
-        ]
+        return [copy.deepcopy(r) for r in self._records(collection) if all(same(r.get(k), v) for k, v in equal.items())]
 
     def list(self, collection: str) -> list[dict[str, Any]]:
         return copy.deepcopy(self._records(collection))
@@ -192,14 +188,11 @@ class Db:
     def _check(self, c: CollectionSpec, f: FieldSpec, value: Any, skip: int | None) -> None:
         if value is None and not f.required:  # an optional field left empty
             return
-        if f.enum and value not in f.enum:
-            raise ActionError("invalid_value", f"{f.name} must be one of {', '.join(f.enum)}; got {value!r}")
-        if f.ref is not None:
-            target = self.spec(f.ref)
-            if find(target, self.state.get(f.ref, []), value) is None:
-                raise ActionError("invalid_reference", f"{f.name} {value!r} does not name an existing {target.entity}")
-        if f.unique and any(i != skip and _same(r.get(f.name), value) for i, r in enumerate(self._records(c.name))):
-            raise ActionError("conflict", f"a {c.entity} with {f.name} {value!r} already exists")
+        problem = value_problem(self.world, c, f, value, self.state) or unique_problem(
+            c, f, value, self._records(c.name), skip
+        )
+        if problem:
+            raise ActionError(*problem.error)
 
     def insert(self, collection: str, record: dict[str, Any]) -> dict[str, Any]:
         """Add a record under the next key (one past the highest); returns it with its key."""
@@ -229,15 +222,9 @@ class Db:
         record = self._records(collection)[at]
         for name, value in changes.items():
             self._check(c, fields[name], value, at)
-            flow = c.transitions.get(name)
-            old = record.get(name)
-            if flow is not None and not _same(old, value) and value not in flow.get(str(old), []):
-                allowed = flow.get(str(old), [])
-                raise ActionError(
-                    "transition_not_allowed",
-                    f"{c.entity} {record[c.key]} is {old}: its {name} cannot become {value}"
-                    + (f" (it can become {', '.join(allowed)})" if allowed else " (no change is allowed from there)"),
-                )
+            problem = transition_problem(c, record, name, value)
+            if problem:
+                raise ActionError(*problem.error)
         record.update(changes)
         return copy.deepcopy(record)
 
@@ -246,11 +233,9 @@ class Db:
         c = self.spec(collection)
         at = self._at(collection, key)
         record = self._records(collection)[at]
-        for other in self.world.collections:
-            users = [f.name for f in other.fields if f.ref == c.name]
-            n = sum(1 for r in self.state.get(other.name, []) for u in users if _same(r.get(u), record[c.key]))
-            if n:
-                raise ActionError("conflict", f"{c.entity} {record[c.key]} is still referenced by {n} {other.name}")
+        problem = referenced_problem(self.world, c, self.state, record)
+        if problem:
+            raise ActionError(*problem.error)
         del self._records(collection)[at]
 
 
