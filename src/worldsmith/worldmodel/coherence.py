@@ -16,6 +16,7 @@ order that is open, filled or cancelled) passes.
 from __future__ import annotations
 
 from worldsmith.records import CollectionSpec, FieldSpec, World
+from worldsmith.vocab import FIELD_FORMATS
 from worldsmith.worldmodel.schema import (
     LENDABLE,
     LIFECYCLES,
@@ -53,25 +54,7 @@ KIND_SAYS = {
 }
 NUMBER_FORMATS = {"money": "number", "percent": "number", "quantity": "integer"}
 # formats seeding fills with text: a field of another type cannot hold them
-STRING_FORMATS = frozenset(
-    {
-        "person_name",
-        "email",
-        "phone",
-        "address",
-        "city",
-        "country",
-        "company",
-        "product",
-        "date",
-        "datetime",
-        "time",
-        "url",
-        "code",
-        "sentence",
-        "label",
-    }
-)
+STRING_FORMATS = frozenset(FIELD_FORMATS) - set(NUMBER_FORMATS) - {"text"}
 # words of a field's name that say what a transaction is of (the product, the instrument, the room ...)
 SUBJECT_WORDS = frozenset(
     {
