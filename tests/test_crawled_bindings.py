@@ -232,3 +232,85 @@ def test_a_crawled_world_saved_as_a_pack_loads_again_with_its_real_schemas(tmp_p
     assert [c.model_dump() for c in pack.world.collections] == [c.model_dump() for c in inferred.world.collections]
     d = sample_blueprint(pack.world, pack.tools, "single_call", 3)
     assert d.calls and all(c.ok for c in d.calls)
+
+
+# --------------------------------------------------------------------------- values a person would recognise
+
+LIST_FILTERED = spec(
+    "list_issues",
+    {
+        "owner": S,
+        "repo": S,
+        "state": {"type": "string", "enum": ["open", "closed"]},
+        "title": S,
+        "is_locked": {"type": "boolean"},
+    },
+    ["owner"],
+    ToolBinding(
+        world_id="wld_git",
+        collection="issues",
+        action="list",
+        params={"owner": "owner", "repo": "repo", "state": "state", "title": "title", "is_locked": "locked"},
+    ),
+)
+LOCKABLE = WORLD.model_copy(
+    update={
+        "collections": [
+            ISSUES.model_copy(update={"fields": [*ISSUES.fields, FieldSpec(name="locked", type="boolean")]})
+        ]
+    }
+)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_list_call_uses_its_required_filters_and_at_most_one_optional_one_never_a_flag(seed):
+    """A crawled search tool with many optional filters: the user narrows by what the tool needs
+    and at most one more thing, and not by a yes/no flag ("whose is locked is True")."""
+    d = sample_blueprint(LOCKABLE, [LIST_FILTERED], "single_call", seed)
+    args = d.steps[0].arguments
+    assert "owner" in args
+    assert len(set(args) - {"owner"}) <= 1, args
+    assert "is_locked" not in args
+    assert set(d.facts) == {"owner", *(k.replace("_", " ") for k in args if k != "owner")}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_lookup_does_not_ask_back_what_names_the_record(seed):
+    d = sample_blueprint(WORLD, [GET_ISSUE], "single_call", seed)
+    asked = " ".join(d.asked)
+    assert not any(asked.startswith(f"{f} of") for f in ("owner", "repo", "number")), d.asked
+
+
+def test_documented_example_values_seed_the_world_and_names_pick_a_kind_of_value():
+    import random
+
+    from worldsmith.worldmodel.infer import _examples
+    from worldsmith.worldmodel.seed import named_value, seed_state, variant
+
+    schema = {
+        "type": "string",
+        "description": "AWS region code (e.g., 'us-east-1', \"eu-west-1\"). Defaults to the profile's.",
+    }
+    assert _examples(schema) == ["us-east-1", "eu-west-1"]
+    assert _examples({"type": "string", "description": "The arXiv id, e.g. 2401.12345."}) == ["2401.12345"]
+    assert _examples({"type": "string", "description": "Issues like bugs, not features"}) == []  # a word, not a value
+    assert _examples({"type": "string", "default": "main", "examples": ["dev"]}) == ["dev", "main"]
+
+    regions = CollectionSpec(
+        name="instances",
+        entity="instance",
+        key="instance_id",
+        id_prefix="ins",
+        fields=[
+            FieldSpec(name="region", examples=["us-east-1", "eu-west-1"]),
+            FieldSpec(name="language"),
+            FieldSpec(name="base_branch", format="label"),
+        ],
+    )
+    world = WORLD.model_copy(update={"collections": [regions], "rules": []})
+    rows = seed_state(world, seed=3, records=(6, 6))["instances"]
+    assert {r["region"] for r in rows} <= {"us-east-1", "eu-west-1"}
+    assert all(r["language"] in ("python", "typescript", "go", "rust", "java") for r in rows)
+    assert all(r["base_branch"] in ("main", "develop", "release-2.4", "feature-login") for r in rows)
+    assert named_value(FieldSpec(name="misc"), random.Random(1)) is None
+    assert variant("notes/meeting.md", 2) == "notes/meeting-2.md" and variant("main", 3) == "main-3"

@@ -400,6 +400,11 @@ def plan_call(world: World, b: ToolBinding, tool: ToolSpec, state: dict[str, Any
     if b.action == "delete":  # a record no other record references (execute refuses the others)
         used = {r.get(f.name) for o in world.collections for f in o.fields if f.ref == c.name for r in state[o.name]}
         record = next((r for r in state[c.name] if r[c.key] not in used), record)
+        if record[c.key] in used:  # every record is referenced: drop the ones that point at it, as a user would first
+            for o in world.collections:
+                for f in o.fields:
+                    if f.ref == c.name:
+                        state[o.name] = [r for r in state[o.name] if r.get(f.name) != record[c.key]]
     args: dict[str, Any] = {}
     if b.action in ("get", "update", "delete"):
         if b.key_param:

@@ -762,6 +762,11 @@ def _edit(folder: Path, old: str, new: str) -> None:
         ("renewals: {type: integer", "renewals: {type: int", r"fields\.renewals\.type: 'int' is not string, integer"),
         ("checkout_date: date", "checkout_date: day", r"fields\.checkout_date\.format: 'day' is not one of"),
         (
+            "title: {format: label, description: the book's title}",
+            "title: {format: label, examples: Dune}",
+            r"fields\.title\.examples: expected a list of 1 or more text values",
+        ),
+        (
             "{action: get, collection: books}",
             "{action: get, collection: novels}",
             r"tools\[1\]\.collection: expected one",

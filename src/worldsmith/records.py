@@ -207,6 +207,9 @@ class FieldSpec(Part):
     unique: bool = False  # no two records share the value (creating one is a conflict)
     required: bool = True
     description: str = ""
+    # values the source documents (a crawled schema's examples, default, "e.g. ..."): seeding draws
+    # from them, so a world reads like the service's own data ("us-east-1", not a random word)
+    examples: list[str] = Field(default_factory=list)
 
 
 class CollectionSpec(Part):

@@ -35,8 +35,9 @@ from worldsmith.records import (
 )
 from worldsmith.vocab import READ_ACTIONS, WRITE_ACTIONS
 from worldsmith.worldmodel.execute import execute
+from worldsmith.worldmodel.infer import words
 from worldsmith.worldmodel.runner import argument_problem
-from worldsmith.worldmodel.seed import _value, seed_state
+from worldsmith.worldmodel.seed import _value, seed_state, variant
 from worldsmith.worldmodel.state import apply_patch
 
 
@@ -82,11 +83,17 @@ def _fresh(world: World, c: CollectionSpec, f: FieldSpec, state: dict[str, Any],
     keys = {x.name: [r[x.key] for r in state.get(x.name, [])] for x in world.collections}
     fake = Faker("en_US")
     fake.seed_instance(seed)
+    used = {r.get(f.name) for r in state.get(c.name, [])}
     for _ in range(8):
         value = _value(f, fake, rng, dt.date.fromisoformat(world.today), keys, rng.randint(100, 999))
-        if not any(r.get(f.name) == value for r in state.get(c.name, [])):
+        if value not in used:
             return value
-    return value
+    if f.ref is not None or f.enum or f.type == "boolean":
+        return value
+    n = 2
+    while (fresh := variant(value, n)) in used:  # a field with few documented values: one like them
+        n += 1
+    return fresh
 
 
 def _spoken(value: Any) -> str:
@@ -134,14 +141,19 @@ def _naming_args(b: ToolBinding, c: CollectionSpec, record: dict[str, Any]) -> d
 def _who(b: ToolBinding, c: CollectionSpec, named: dict[str, Any]) -> str:
     """The record as the user names it: "order ord-1042", or "the issue with owner acme, repo api and
     issue number 7" when the tool names it by fields."""
-    extra = [f"{p.replace('_', ' ')} {v}" for p, v in named.items() if p != b.key_param]
+    extra = [f"{said(p)} {v}" for p, v in named.items() if p != b.key_param]
     if b.key_param:
         return f"{c.entity} {named[b.key_param]}" + (f" ({', '.join(extra)})" if extra else "")
     return f"the {c.entity} with " + (", ".join(extra[:-1]) + " and " + extra[-1] if len(extra) > 1 else extra[0])
 
 
+def said(param: str) -> str:
+    """A parameter as a person says it: `entityName` and `entity_name` both "entity name"."""
+    return " ".join(words(param))
+
+
 def _fact_name(b: ToolBinding, c: CollectionSpec, param: str) -> str:
-    return c.key.replace("_", " ") if param == b.key_param else param.replace("_", " ")
+    return c.key.replace("_", " ") if param == b.key_param else said(param)
 
 
 def _search_word(c: CollectionSpec, record: dict[str, Any], rng: random.Random) -> str | None:
@@ -159,6 +171,25 @@ def _search_word(c: CollectionSpec, record: dict[str, Any], rng: random.Random) 
         }
     )
     return rng.choice(words).lower() if words else None
+
+
+def _list_filters(t: ToolSpec, c: CollectionSpec, rng: random.Random) -> dict[str, str]:
+    """The filters a list call uses (parameter -> field): every required one, and at most one
+    optional one, not a yes/no flag, as a person narrows a list (a crawled search tool has many
+    optional filters; naming all of them makes a request no one writes)."""
+    b = t.binding
+    required = set((t.input_schema or {}).get("required", [])) if t.source == "mcp" else set(b.params)
+    fields = {f.name: f for f in c.fields}
+    out = {p: f for p, f in b.params.items() if p in required}
+    optional = sorted(
+        p
+        for p, f in b.params.items()
+        if p not in required and fields.get(f) is not None and fields[f].type != "boolean"
+    )
+    if optional and rng.random() < 0.7:
+        p = rng.choice(optional)
+        out[p] = b.params[p]
+    return out
 
 
 def _required_ignored(t: ToolSpec) -> dict[str, Any]:
@@ -265,30 +296,30 @@ def plan_call(
         return _plan_operation(world, t, state, rules, rng, seed, only)
     if b.action == "create":
         args = {p: _fresh(world, c, fields[f], state, rng, seed) for p, f in b.params.items()}
-        d.facts.update({p.replace("_", " "): _spoken(v) for p, v in args.items()})
+        d.facts.update({said(p): _spoken(v) for p, v in args.items()})
         d.steps.append(Step(t, {**args, **_required_ignored(t)}))
-        d.goal = f"create a new {c.entity} with " + ", ".join(f"{p.replace('_', ' ')} {v}" for p, v in args.items())
+        d.goal = f"create a new {c.entity} with " + ", ".join(f"{said(p)} {v}" for p, v in args.items())
         return d
     if b.action == "list":
         pool = [r for r in state.get(c.name, []) if all(r.get(k) == v for k, v in b.fixed.items())]
         if not pool:
             return None
         record = rng.choice(pool)
-        args = {p: record[f] for p, f in b.params.items()}
+        args = {p: record[f] for p, f in _list_filters(t, c, rng).items()}
         searched = {p: w for p in b.search if (w := _search_word(c, record, rng))}
         if b.search and not searched:
             return None
         args.update(searched)
         args.update(_required_ignored(t))
         d.steps.append(Step(t, args))
-        d.facts.update({p.replace("_", " "): _spoken(args[p]) for p in (*b.params, *searched)})
+        d.facts.update({said(p): _spoken(args[p]) for p in (*b.params, *searched) if p in args})
         on = " and ".join(
             [
                 *(
                     f"{k.replace('_', ' ')} is {v}"
-                    for k, v in {**{f: args[p] for p, f in b.params.items()}, **b.fixed}.items()
+                    for k, v in {**{f: args[p] for p, f in b.params.items() if p in args}, **b.fixed}.items()
                 ),
-                *(f"{p.replace('_', ' ')} matches {w!r}" for p, w in searched.items()),
+                *(f"{said(p)} matches {w!r}" for p, w in searched.items()),
             ]
         )
         d.goal = (
@@ -318,7 +349,16 @@ def plan_call(
         named = _naming_args(b, c, record)
         who = _who(b, c, named)
         if b.action == "get":
-            shown = [f for f in c.fields if f.ref is None and f.format not in ("email", "phone")] or c.fields
+            # what the user does not know yet: not the fields they name the record by
+            shown = (
+                [
+                    f
+                    for f in c.fields
+                    if f.ref is None and f.format not in ("email", "phone") and f.name not in b.match.values()
+                ]
+                or [f for f in c.fields if f.name not in b.match.values()]
+                or c.fields
+            )
             want = rng.sample(shown, min(len(shown), 1 + (rng.random() < 0.4)))
             d.steps.append(Step(t, {**named, **_required_ignored(t)}))
             d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in named.items()})

@@ -619,6 +619,35 @@ def _enum(schema: dict[str, Any]) -> list[str]:
     return []
 
 
+EXAMPLE_MARK = re.compile(r"\b(?:e\.g\.|eg\.|for example|for instance|such as|example:|examples:|like)[:,]?\s*", re.I)
+QUOTED = re.compile(r"""['"`]([^'"`\n]{1,40})['"`]""")
+BARE_VALUE = re.compile(r"[\w./:@#+-]{2,40}")
+
+
+def _examples(schema: dict[str, Any]) -> list[str]:
+    """Values a string parameter's schema documents: `examples`, a non-empty `default`, and the
+    values its description gives after "e.g." / "such as" / "for example" (quoted, or one bare
+    token), at most 5. Seeding draws from them, so the world holds the service's kind of data."""
+    if not isinstance(schema, dict):
+        return []
+    found: list[str] = []
+    for v in schema.get("examples") or []:
+        if isinstance(v, str | int | float) and not isinstance(v, bool):
+            found.append(str(v))
+    if isinstance(schema.get("default"), str):
+        found.append(schema["default"])
+    description = str(schema.get("description") or "")
+    for m in EXAMPLE_MARK.finditer(description):
+        tail = description[m.end() : m.end() + 120].split(")")[0]
+        quoted = QUOTED.findall(tail)
+        if quoted:
+            found.extend(quoted)
+        elif (bare := BARE_VALUE.match(tail)) is not None and any(ch.isdigit() or ch in "._-/" for ch in bare[0]):
+            found.append(bare[0].rstrip(".:,"))  # "e.g. 2401.12345": a value, not a word of the sentence
+    kept = [v.strip() for v in found if v.strip() and len(v.split()) <= 4 and not v.strip().startswith(("{", "["))]
+    return list(dict.fromkeys(kept))[:5]
+
+
 # --------------------------------------------------------------------------- reading one tool
 
 
@@ -633,6 +662,7 @@ class ParamUse:
     reason: str = ""
     entity: str = ""  # ident / parent: the entity it names
     fmt: str = ""  # a seeding format the schema's bounds call for (quantity, percent)
+    examples: list[str] = dfield(default_factory=list)  # values its schema documents (_examples)
 
 
 @dataclass
@@ -976,7 +1006,16 @@ def read_tool(tool: ToolSpec, prefixes: set[str]) -> Reading | str:
             field_name = k[3:]
         if action == "update" and k.startswith("new_") and len(k) > 4:
             field_name = k[4:]
-        use = ParamUse(p, "value", field=field_name, type=t or "string", enum=_enum(s), required=req, fmt=fmt)
+        use = ParamUse(
+            p,
+            "value",
+            field=field_name,
+            type=t or "string",
+            enum=_enum(s),
+            required=req,
+            fmt=fmt,
+            examples=_examples(s) if t == "string" else [],
+        )
         if p in ident_entity:
             e = ident_entity[p]
             if entity and e == entity and not own_done:
@@ -1154,6 +1193,7 @@ def _plan_collection(entity: str, readings: list[Reading]) -> _Coll:
             fmt = "quantity" if "quantity" in bounded else bounded[0]
         elif fmt in ("money", "percent", "quantity") and t in ("integer", "number"):
             fmt = fmt if (fmt != "quantity" or t == "integer") and (fmt == "quantity" or t == "number") else "text"
+        examples = list(dict.fromkeys(v for u in sorted(us, key=lambda u: u.param) for v in u.examples))
         c.fields[fname] = FieldSpec(
             name=fname,
             type=t if t in ("string", "integer", "number", "boolean") else "string",
@@ -1162,6 +1202,7 @@ def _plan_collection(entity: str, readings: list[Reading]) -> _Coll:
             ref=ref,
             unique=fname == c.natural and t == "string",
             required=any(u.required for u in us),
+            examples=[] if enum or t != "string" else examples[:5],
         )
     # what the tools return: their output schemas' record properties and the fields their
     # descriptions list, counted by the tools that mention them (the record's own identifier aside)

@@ -52,7 +52,7 @@ WORLD_FILE = "world.yaml"
 ACTIONS_FILE = "actions.py"
 DEFAULT_RECORDS = (3, 5)
 CRUD = ("get", "list", "create", "update", "delete")
-FIELD_KEYS = {"type", "format", "enum", "ref", "unique", "required", "description"}
+FIELD_KEYS = {"type", "format", "enum", "ref", "unique", "required", "description", "examples"}
 TOP_KEYS = {"name", "domain", "category", "description", "policy", "seed", "collections", "rules", "tools"}
 
 
@@ -340,6 +340,9 @@ def _field(path: Path, where: str, name: str, spec: Any) -> FieldSpec:
         not isinstance(data["enum"], list) or len(data["enum"]) < 2 or not all(isinstance(v, str) for v in data["enum"])
     ):
         raise _fail(path, f"{where}.enum", "expected a list of 2 or more text values")
+    examples = data.get("examples", ["x"])
+    if not isinstance(examples, list) or not examples or not all(isinstance(v, str) for v in examples):
+        raise _fail(path, f"{where}.examples", "expected a list of 1 or more text values")
     if data.get("ref") is not None and data.get("type", "string") != "string":
         raise _fail(path, f"{where}.type", "a reference holds a key, so its type must be string")
     try:
@@ -860,7 +863,7 @@ def _field_doc(f: FieldSpec) -> Any:
         d["type"] = f.type
     if f.format != ("code" if f.ref else "text"):
         d["format"] = f.format
-    for k in ("enum", "ref", "unique", "description"):
+    for k in ("enum", "ref", "unique", "description", "examples"):
         if getattr(f, k):
             d[k] = getattr(f, k)
     if not f.required:

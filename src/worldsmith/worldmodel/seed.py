@@ -85,6 +85,85 @@ ADJECTIVES = (
 )
 
 
+# What a field named like this holds, when its schema documents no example: the words of its name
+# pick the list (a crawled `language` filter gets "python", not a random English word).
+NAMED_VALUES: dict[str, tuple[str, ...]] = {
+    "language": ("python", "typescript", "go", "rust", "java"),
+    "lang": ("en", "de", "fr", "es", "ja"),
+    "locale": ("en-US", "de-DE", "fr-FR", "es-ES"),
+    "region": ("us-east-1", "eu-west-1", "ap-southeast-2", "us-west-2"),
+    "zone": ("us-east-1a", "eu-west-1b", "europe-west4-a"),
+    "database": ("analytics", "sales", "warehouse", "staging"),
+    "db": ("analytics", "sales", "warehouse", "staging"),
+    "schema": ("public", "reporting", "raw"),
+    "table": ("orders", "customers", "events", "invoices"),
+    "branch": ("main", "develop", "release-2.4", "feature-login"),
+    "repo": ("api-gateway", "web-client", "data-pipeline", "docs-site"),
+    "repository": ("api-gateway", "web-client", "data-pipeline", "docs-site"),
+    "owner": ("acme-labs", "northwind", "octo-org"),
+    "org": ("acme-labs", "northwind", "octo-org"),
+    "symbol": ("AAPL", "MSFT", "NVDA", "AMZN", "TSLA"),
+    "ticker": ("AAPL", "MSFT", "NVDA", "AMZN", "TSLA"),
+    "currency": ("USD", "EUR", "GBP", "JPY"),
+    "path": ("reports/q3-summary.xlsx", "src/app.ts", "notes/meeting.md", "data/sales.csv"),
+    "file": ("reports/q3-summary.xlsx", "src/app.ts", "notes/meeting.md", "data/sales.csv"),
+    "filename": ("q3-summary.xlsx", "app.ts", "meeting.md", "sales.csv"),
+    "folder": ("reports", "archive", "shared", "drafts"),
+    "directory": ("reports", "archive", "shared", "drafts"),
+    "sheet": ("Summary", "Q3", "Budget", "Sheet1"),
+    "channel": ("general", "deploys", "support", "random"),
+    "subreddit": ("python", "machinelearning", "dataisbeautiful", "homelab"),
+    "host": ("db-01.internal", "web-02.internal", "cache-01.internal"),
+    "hostname": ("db-01.internal", "web-02.internal", "cache-01.internal"),
+    "namespace": ("default", "payments", "monitoring"),
+    "cluster": ("prod-eu", "staging-us", "dev"),
+    "environment": ("production", "staging", "development"),
+    "env": ("production", "staging", "development"),
+    "version": ("1.4.2", "2.0.0", "0.9.7", "3.1.0"),
+    "tag": ("v1.4.2", "latest", "stable", "beta"),
+    "label": ("bug", "enhancement", "documentation", "urgent"),
+    "color": ("red", "green", "blue", "amber"),
+    "unit": ("kg", "cm", "litre", "hour"),
+    "genre": ("jazz", "fiction", "documentary", "rock"),
+    "origin": ("Berlin", "Zurich", "Lyon", "Vienna"),
+    "destination": ("Munich", "Geneva", "Paris", "Prague"),
+    "station": ("Zurich HB", "Bern", "Basel SBB", "Lausanne"),
+    "location": ("Berlin", "Toronto", "Osaka", "Lisbon"),
+    "species": ("human", "mouse", "zebrafish", "yeast"),
+    "gene": ("TP53", "BRCA1", "EGFR", "MYC"),
+    "job": ("build-api", "nightly-tests", "deploy-web", "lint"),
+    "fullname": ("team/build-api", "team/nightly-tests", "ops/deploy-web"),
+    "pipeline": ("build-api", "nightly-tests", "deploy-web"),
+    "workflow": ("ci.yml", "release.yml", "nightly.yml"),
+    "project": ("apollo", "atlas", "mercury", "zephyr"),
+    "team": ("platform", "payments", "growth", "data"),
+    "model": ("gpt-4o-mini", "llama-3-8b", "mistral-7b"),
+}
+
+
+def named_value(f: FieldSpec, rng: random.Random) -> Any:
+    """A value from NAMED_VALUES for the last word of the field's name that has a list there
+    (`base_branch` -> a branch), or None."""
+    for w in reversed(f.name.lower().split("_")):
+        if w in NAMED_VALUES:
+            return rng.choice(NAMED_VALUES[w])
+    return None
+
+
+def variant(value: Any, n: int) -> Any:
+    """Another value like `value` for a field whose values must differ: "notes/meeting-2.md",
+    "main-2", 7 + n."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return value + n
+    text = str(value)
+    stem, dot, ext = text.rpartition(".")
+    if dot and stem and ext.isalnum() and len(ext) <= 5 and not ext.isdigit():
+        return f"{stem}-{n}.{ext}"
+    return f"{text}-{n}"
+
+
 def next_key(c: CollectionSpec, records: list[dict[str, Any]]) -> str:
     """The key the next created record gets: one past the highest number used (deterministic)."""
     numbers = []
@@ -102,7 +181,11 @@ def _value(
         return rng.choice(keys[f.ref])
     if f.type == "boolean":
         return rng.random() < 0.5
+    if f.examples and f.type == "string":
+        return rng.choice(f.examples)
     fmt = f.format
+    if f.type == "string" and fmt in ("text", "code", "label") and (v := named_value(f, rng)) is not None:
+        return v
     if f.type == "integer" or fmt == "quantity":
         return rng.randint(1, 12) if fmt == "quantity" else rng.randint(1, 500)
     if f.type == "number" or fmt in ("money", "percent"):
@@ -139,7 +222,10 @@ def _value(
         return rng.choice(PHRASES)
     if fmt == "label":
         return f"{rng.choice(LABELS)}-{rng.choice(LABELS)}"
-    return fake.word() if f.name not in ("name", "title") else f"{rng.choice(ADJECTIVES)} {rng.choice(PRODUCTS)}"
+    if f.name in ("name", "title"):
+        return f"{rng.choice(ADJECTIVES)} {rng.choice(PRODUCTS)}"
+    # a field code cannot read (`game`, `document`): a name-like value, not a random English word
+    return f"{rng.choice(LABELS)}-{rng.choice(LABELS)}"
 
 
 def seed_state(world: World, seed: int, records: tuple[int, int] = (3, 5)) -> dict[str, list[dict[str, Any]]]:
@@ -163,8 +249,9 @@ def seed_state(world: World, seed: int, records: tuple[int, int] = (3, 5)) -> di
             row: dict[str, Any] = {c.key: f"{c.id_prefix}-{start + i + 1}"}
             for f in c.fields:
                 value = enums[f.name][i] if f.enum else _value(f, fake, rng, today, keys, i)
+                base, n = value, 2
                 while f.unique and value in seen[f.name]:
-                    value = f"{value}{rng.randint(2, 9)}"
+                    value, n = variant(base, n), n + 1
                 if f.unique:
                     seen[f.name].add(value)
                 row[f.name] = value
