@@ -131,6 +131,15 @@ def test_a_total_or_difference_of_amounts_in_the_results_is_derived():
     assert quote(items, "Your two items come to $21.75.") == ["fabricated_value"]
 
 
+def test_the_total_or_mean_of_a_listed_field_is_derived_however_many_records():
+    """An aggregate task's answer ("your 5 orders come to $1,262.50"): the column's total over a
+    listed result is read off the tool's output, as is its mean; other figures are still made up."""
+    rows = {"orders": [{"order_id": f"o-{i}", "amount": a} for i, a in enumerate((120.5, 310.0, 99.99, 432.01, 300.0))]}
+    assert quote(rows, "Your five orders come to $1,262.50 in total.") == []
+    assert quote(rows, "On average an order was $252.50.") == []
+    assert quote(rows, "Your five orders come to $1,263.50 in total.") == ["fabricated_value"]
+
+
 def test_times_and_dates_are_compared_after_parsing():
     slot = {"pickup": "2026-03-14T22:00:00"}
     assert quote(slot, "Pickup is at 10:00 PM on March 14, 2026.") == []

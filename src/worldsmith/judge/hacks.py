@@ -578,6 +578,7 @@ class Seen:
     """What the conversation states, for matching the final reply's values against."""
 
     def __init__(self, texts: list[str]):
+        self.texts = texts
         self.text = " ".join(texts)
         self.bare = bare(self.text)
         values = [extract(t) for t in texts]
@@ -604,8 +605,39 @@ class Seen:
             for group in self.operands:
                 if len(group) <= 40:
                     out |= {a + b + c for a, b, c in combinations(group, 3)}
+            out |= self._column_totals()
             self._derived = sorted(out)
         return self._derived
+
+    def _column_totals(self) -> set[Decimal]:
+        """The total and the mean of each number field over the records of one listed result ("your
+        4 cards have a combined limit of 8,500.00"): a figure read off a tool's output, not made up."""
+        out: set[Decimal] = set()
+        for text in self.texts:
+            try:
+                doc = json.loads(text)
+            except (ValueError, TypeError):
+                continue
+            lists = (
+                [doc]
+                if isinstance(doc, list)
+                else [x for x in doc.values() if isinstance(x, list)]
+                if isinstance(doc, dict)
+                else []
+            )
+            for rows in lists:
+                rows = [r for r in rows if isinstance(r, dict)]
+                for k in {
+                    k for r in rows for k, x in r.items() if isinstance(x, int | float) and not isinstance(x, bool)
+                }:
+                    values = [
+                        Decimal(str(r[k]))
+                        for r in rows
+                        if isinstance(r.get(k), int | float) and not isinstance(r.get(k), bool)
+                    ]
+                    if len(values) >= 2:
+                        out |= {abs(sum(values)), abs(sum(values) / len(values)).quantize(Decimal("0.01"))}
+        return out
 
     def has(self, v: Value, before: str) -> bool:
         if v.kind == "id":
