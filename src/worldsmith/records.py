@@ -388,7 +388,8 @@ class Blueprint(Part):
     asked: dict[str, str] = Field(default_factory=dict)  # what the user wants to learn -> its value
     withheld: dict[str, str] = Field(default_factory=dict)  # clarification: facts left out of the request
     rule_id: str | None = None  # refusal: the rule that forbids what the user asks
-    request_source: Literal["llm", "template"] = "template"
+    # llm: written by the task writer model | grammar: worded by prompts/user_request.yaml | template: the plain form
+    request_source: Literal["llm", "grammar", "template"] = "template"
     request_problems: list[str] = Field(default_factory=list)  # why the model's requests were refused, when they were
 
 

@@ -152,6 +152,9 @@ DIFFICULTIES: tuple[str, ...] = (
     "clarification",
     "irrelevance",
     "refusal",
+    "aggregate",  # a count, total or latest over a list call's result
+    "already_done",  # the user asks for what already holds: no change, and the reply says so
+    "conditional",  # act only if the record is in the state the user names; otherwise say what it is
 )
 
 # --------------------------------------------------------------------------- episodes

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import yaml
 
 
 class PromptError(RuntimeError):
@@ -38,6 +39,19 @@ class Prompts:
         self.dir = Path(prompts_dir).resolve()
         if not self.dir.is_dir():
             raise PromptError(f"prompts folder not found: {self.dir}")
+
+    def data(self, name: str) -> dict[str, Any]:
+        """A YAML file of the prompts folder (`name`.yaml): wording kept as data, such as the request grammar."""
+        path = self.dir / f"{name}.yaml"
+        if not path.is_file():
+            raise PromptError(f"no prompt data {name!r} in {self.dir}")
+        try:
+            doc = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            raise PromptError(f"{path}: not valid YAML: {exc}") from None
+        if not isinstance(doc, dict):
+            raise PromptError(f"{path}: expected a mapping at the top")
+        return doc
 
     def render_messages(self, name: str, **variables: Any) -> list[dict[str, str]]:
         env = _environment(str(self.dir))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,6 +73,9 @@ class Draft:
     filter_text: str = ""  # list: "status is pending"
     entity: str = ""  # what the request is about: a request that never names it is not this task's
     rule: PolicyRule | None = None
+    # what the user asks for, in parts the request grammar words (prompts/user_request.yaml):
+    # {"kind": "update", "who": "order ord-1042", "field": "status", "value": "cancelled"}, one per intent
+    intents: list[dict[str, str]] = field(default_factory=list)
 
 
 def bound_tools(world: World, tools: list[ToolSpec]) -> list[ToolSpec]:
@@ -145,6 +149,27 @@ def _who(b: ToolBinding, c: CollectionSpec, named: dict[str, Any]) -> str:
     if b.key_param:
         return f"{c.entity} {named[b.key_param]}" + (f" ({', '.join(extra)})" if extra else "")
     return f"the {c.entity} with " + (", ".join(extra[:-1]) + " and " + extra[-1] if len(extra) > 1 else extra[0])
+
+
+def _listed(parts: Any) -> str:
+    """ "a, b and c"."""
+    items = list(parts)
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
+def _update_intent(who: str, changes: dict[str, Any]) -> dict[str, str]:
+    if len(changes) == 1:
+        ((k, v),) = changes.items()
+        return {"kind": "update", "who": who, "field": k.replace("_", " "), "value": str(v)}
+    return {
+        "kind": "update_many",
+        "who": who,
+        "changes": _listed(f"{k.replace('_', ' ')} to {v}" for k, v in changes.items()),
+    }
+
+
+def _prefixed(prefix: str, slots: dict[str, str]) -> dict[str, str]:
+    return {f"{prefix}{k}": v for k, v in slots.items()}
 
 
 def said(param: str) -> str:
@@ -266,6 +291,7 @@ def _plan_operation(
                 except (KeyError, IndexError, ValueError):
                     d.goal = ""
                 d.goal = d.goal or f"{t.name.replace('_', ' ')} " + " ".join(f"{v}" for v in args.values())
+                d.intents = [{"kind": "operation", "text": d.goal}]
                 if not out.patch and isinstance(out.result, dict):  # a read: what it says is the answer
                     scalars = [
                         (k, v) for k, v in out.result.items() if isinstance(v, str | int | float) and k not in args
@@ -299,6 +325,9 @@ def plan_call(
         d.facts.update({said(p): _spoken(v) for p, v in args.items()})
         d.steps.append(Step(t, {**args, **_required_ignored(t)}))
         d.goal = f"create a new {c.entity} with " + ", ".join(f"{said(p)} {v}" for p, v in args.items())
+        d.intents = [
+            {"kind": "create", "entity": c.entity, "values": _listed(f"{said(p)} {v}" for p, v in args.items())}
+        ]
         return d
     if b.action == "list":
         pool = [r for r in state.get(c.name, []) if all(r.get(k) == v for k, v in b.fixed.items())]
@@ -332,8 +361,12 @@ def plan_call(
         if not out.ok:
             return None
         hits = out.result.get(c.name, [])
+        plural = c.name.replace("_", " ")
+        d.intents = [{"kind": "list" if on else "list_all", "plural": plural, "on": on, "key": c.key.replace("_", " ")}]
         if len(hits) > 3:
-            d.asked[f"number of {c.name.replace('_', ' ')}" + (f" whose {on}" if on else "")] = str(len(hits))
+            d.asked[f"number of {plural}" + (f" whose {on}" if on else "")] = str(len(hits))
+            d.goal = f"know how many {plural} there are" + (f" whose {on}" if on else "")
+            d.intents = [{"kind": "count" if on else "count_all", "plural": plural, "on": on}]
         else:
             d.asked.update(
                 {
@@ -364,6 +397,7 @@ def plan_call(
             d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in named.items()})
             d.asked.update({f"{f.name.replace('_', ' ')} of {key}": _spoken(record[f.name]) for f in want})
             d.goal = f"know the {' and '.join(f.name.replace('_', ' ') for f in want)} of {who}"
+            d.intents = [{"kind": "get", "who": who, "wants": " and ".join(f.name.replace("_", " ") for f in want)}]
             d.wants = [f.name.replace("_", " ") for f in want]
             return d
         if b.action == "delete":
@@ -372,6 +406,7 @@ def plan_call(
             d.steps.append(Step(t, {**named, **_required_ignored(t)}))
             d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in named.items()})
             d.goal = f"delete {who}"
+            d.intents = [{"kind": "delete", "who": who}]
             return d
         if b.action == "update":
             if _forbidden(rules, c, "update", record):
@@ -407,6 +442,7 @@ def plan_call(
                 {f"new {k.replace('_', ' ')}": _spoken(v) for k, v in changes.items() if k in b.params.values()}
             )
             d.goal = " and ".join(f"set the {k.replace('_', ' ')} of {who} to {v}" for k, v in changes.items())
+            d.intents = [_update_intent(who, changes)]
             return d
     return None
 
@@ -470,11 +506,15 @@ def sample_blueprint(
         pool = writes if difficulty == "clarification" and writes else usable
         d = one(pool, state)
         if difficulty == "clarification":
+            b0 = d.steps[0].tool.binding
+            if b0.operation is not None:  # an action's values are one request (borrow this book for that member)
+                raise BlueprintFailure(
+                    "nothing_to_withhold", f"{d.steps[0].tool.name} is an action, not a field change"
+                )
+            c0 = world.collection(b0.collection)
+            naming = {_fact_name(b0, c0, p) for p in (b0.key_param, *b0.match) if p}  # what names the record
             movable = [
-                k
-                for k in d.facts
-                if not k.endswith(" id")
-                and k != world.collection(d.steps[0].tool.binding.collection).key.replace("_", " ")
+                k for k in d.facts if not k.endswith(" id") and k != c0.key.replace("_", " ") and k not in naming
             ]
             if not movable:
                 raise BlueprintFailure(
@@ -485,8 +525,19 @@ def sample_blueprint(
             b, c = d.steps[0].tool.binding, world.collection(d.steps[0].tool.binding.collection)
             if b.action == "create":
                 d.goal = f"create a new {c.entity} with " + ", ".join(f"{k} {v}" for k, v in d.facts.items())
+                d.intents = [
+                    {"kind": "create", "entity": c.entity, "values": _listed(f"{k} {v}" for k, v in d.facts.items())}
+                    if d.facts
+                    else {"kind": "create_bare", "entity": c.entity}
+                ]
             else:  # an update: the user says what to change, not yet to what
-                d.goal = f"change the {hold.removeprefix('new ')} of {c.entity} {d.steps[0].arguments[b.key_param]}"
+                a = d.steps[0].arguments
+                named = {p: a[p] for p in (b.key_param, *b.match) if p in a}
+                if not named:  # an action that makes a record (book_flight): nothing names what to change
+                    raise BlueprintFailure("nothing_to_withhold", f"{d.steps[0].tool.name} names no record to change")
+                who = _who(b, c, named)
+                d.goal = f"change the {hold.removeprefix('new ')} of {who}"
+                d.intents = [{"kind": "change_unsaid", "who": who, "field": hold.removeprefix("new ")}]
     elif difficulty == "multi_call":
         d = one(usable, state)
         second = [t for t in usable if t is not d.steps[0].tool] or usable
@@ -498,16 +549,25 @@ def sample_blueprint(
         d.facts.update({f"other {k}" if k in d.facts and d.facts[k] != v else k: v for k, v in e.facts.items()})
         d.asked.update(e.asked)
         d.goal = f"{d.goal}; and {e.goal}"
+        d.intents += e.intents
     elif difficulty == "dependent_calls":
         d = _dependent(world, usable, state, rng, seed)
     elif difficulty == "refusal":
         d = _refusal(world, usable, state, rules, rng)
     elif difficulty == "irrelevance":
         d = _irrelevance(world, usable, state, rng)
+    elif difficulty == "aggregate":
+        d = _aggregate(world, usable, state, rng, seed)
+    elif difficulty == "already_done":
+        d = _already_done(world, usable, state, rng)
+    elif difficulty == "conditional":
+        d = _conditional(world, usable, state, rng)
     else:
         raise BlueprintFailure("unknown_difficulty", difficulty)
     d.difficulty, d.initial = difficulty, state
-    d.entity = d.entity or (world.collection(d.steps[0].tool.binding.collection).entity if d.steps else "")
+    worded_by_pack = len(d.steps) == 1 and bool(d.steps[0].tool.extra.get("goal"))
+    if not worded_by_pack:  # a pack's action is asked for in its author's words ("borrow book bk-1 for ..."), as is
+        d.entity = d.entity or (world.collection(d.steps[0].tool.binding.collection).entity if d.steps else "")
     d.calls, d.end_state = run_gold(world, d.steps, state)
     for step, call in zip(d.steps, d.calls, strict=True):
         if step.tool.binding.action == "create":  # the user wants to know the id the new record got
@@ -561,19 +621,25 @@ def _dependent(world: World, usable: list[ToolSpec], state: dict[str, Any], rng:
         if e is None:
             continue
         d.steps += e.steps
-        hidden = c2.key.replace("_", " ")
+        sb = second.binding
+        # the chain finds what names the second record (its key, or the fields a crawled tool names it by), not the user
+        hidden = {c2.key.replace("_", " "), *(_fact_name(sb, c2, p) for p in (sb.key_param, *sb.match) if p)}
         d.asked = dict(e.asked)  # the first call's result is a means, what the second finds is the goal
-        d.facts.update({k: v for k, v in e.facts.items() if k != hidden})  # the chain finds the key, not the user
+        d.facts.update({k: v for k, v in e.facts.items() if k not in hidden})
         if first.binding.action == "get" and e.wants:
-            d.goal = (
-                f"know the {' and '.join(e.wants)} of the {c2.entity} of {c1.entity} "
-                f"{d.steps[0].arguments[first.binding.key_param]}"
-            )
+            who = f"{c1.entity} {d.steps[0].arguments[first.binding.key_param]}"
+            d.goal = f"know the {' and '.join(e.wants)} of the {c2.entity} of {who}"
+            d.intents = [{"kind": "get_via", "wants": " and ".join(e.wants), "entity": c2.entity, "who": who}]
         else:
             d.goal = (
                 f"find the {c1.entity} whose {d.filter_text}, "
                 f"then {e.goal.replace(f'{c2.entity} {key}', f'that {c2.entity}')}"
             )
+            then = {
+                k: v.replace(f"{c2.entity} {key}", "it" if k == "who" else f"that {c2.entity}")
+                for k, v in e.intents[0].items()
+            }
+            d.intents = [{"kind": "find_then", "entity": c1.entity, "on": d.filter_text, **_prefixed("then_", then)}]
         return d
     raise BlueprintFailure(
         "no_chain", "no pair of the bundle's tools where one call's output feeds the next on this world"
@@ -605,6 +671,7 @@ def _refusal(
         d.asked[f"why {key} cannot be changed ({rule.field})"] = str(record.get(rule.field))
         if rule.action == "delete":
             d.goal = f"delete {c.entity} {key}"
+            d.intents = [{"kind": "delete", "who": f"{c.entity} {key}"}]
         else:
             editable = [p for p, f in tool.binding.params.items() if f != rule.field] or list(tool.binding.params)
             if not editable:
@@ -613,10 +680,289 @@ def _refusal(
             value = rng.choice([v for v in f.enum if v != record.get(f.name)]) if f.enum else "a new value"
             d.facts[f"new {f.name.replace('_', ' ')}"] = _spoken(value)
             d.goal = f"set the {f.name.replace('_', ' ')} of {c.entity} {key} to {value}"
+            d.intents = [_update_intent(f"{c.entity} {key}", {f.name: value})]
+        return d
+    d = _refused_action(world, usable, state, rules, rng)
+    if d is not None:
         return d
     raise BlueprintFailure(
         "no_forbidden_case", "no rule of the world forbids an action the bundle has, on a record of the world"
     )
+
+
+REFUSING_CODES = ("policy_violation", "limit_reached", "no_availability", "insufficient_funds", "not_allowed")
+
+
+def _refused_action(
+    world: World, usable: list[ToolSpec], state: dict[str, Any], rules: list[PolicyRule], rng: random.Random
+) -> Draft | None:
+    """A domain pack's action its own rules refuse on this state (a loan renewed too often, a refund
+    above the order's amount): the user asks for it, the right outcome is no change and a reply
+    that declines with the reason. The rule cited is the pack's rule on that collection whose
+    words the refusal's message shares most."""
+    checks = [r for r in rules if r.kind == "check"]
+    for t in rng.sample(usable, len(usable)):
+        b = t.binding
+        if b.operation is None or t.hints.readOnlyHint or not b.key_param:
+            continue
+        c = world.collection(b.collection)
+        props = (t.input_schema or {}).get("properties", {})
+        required = set((t.input_schema or {}).get("required", []))
+        for record in _candidates(c, state, rng)[:12]:
+            args: dict[str, Any] = {b.key_param: record[c.key]}
+            for p, spec in props.items():
+                if p != b.key_param and p in required:
+                    f = next((x for x in c.fields if x.name == b.params.get(p)), None)
+                    value = _fresh(world, c, f, state, rng, 0) if f is not None else _schema_value(spec, rng)
+                    if value is None:
+                        break
+                    args[p] = value
+            else:
+                out = execute(world, b, state, args)
+                if out.ok or out.error is None or out.error[0] not in REFUSING_CODES:
+                    continue
+                # the reason to cite is what the action said ("loan ln-1 was renewed 2 times already"); the
+                # rule id is the pack's rule on that collection sharing most of its words
+                said_words = set(re.findall(r"[a-z]{4,}", out.error[1].lower()))
+                on = [r for r in checks if r.collection == c.name] or checks
+                best = max(
+                    on, key=lambda r: len(said_words & set(re.findall(r"[a-z]{4,}", r.text.lower()))), default=None
+                )
+                rule = PolicyRule(
+                    rule_id=best.rule_id if best is not None else f"{t.name}_refused",
+                    kind="check",
+                    collection=c.name,
+                    action="custom",
+                    text=out.error[1],
+                )
+                d = Draft("refusal", state, [], rule=rule, entity=c.entity)
+                d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in args.items()})
+                # the state that forbids it, when the message names it ("is overdue"): the answer a user can check
+                for f in c.fields:
+                    value = str(record.get(f.name))
+                    if f.enum and re.search(rf"\b{re.escape(value)}\b", out.error[1]):
+                        d.asked[f"why {record[c.key]} cannot be changed ({f.name})"] = value
+                        break
+                template = str(t.extra.get("goal") or "")
+                try:
+                    d.goal = template.format(**args) if template else ""
+                except (KeyError, IndexError, ValueError):
+                    d.goal = ""
+                d.goal = d.goal or f"{t.name.replace('_', ' ')} " + " ".join(f"{v}" for v in args.values())
+                d.intents = [{"kind": "operation", "text": d.goal}]
+                return d
+    return None
+
+
+def _aggregate(world: World, usable: list[ToolSpec], state: dict[str, Any], rng: random.Random, seed: int) -> Draft:
+    """A figure over a list the agent computes from one list call's result: how many records
+    match, the total of a number field, or which record is the latest by a date field."""
+    lists = [
+        t
+        for t in usable
+        if t.binding.action == "list" and t.binding.operation is None and not t.binding.search and not t.binding.fixed
+    ]
+    for t in rng.sample(lists, len(lists)):
+        c = world.collection(t.binding.collection)
+        for _ in range(4):
+            d = plan_call(world, t, state, world.rules, rng, seed)
+            if d is None:
+                break
+            hits = execute(world, t.binding, state, d.steps[0].arguments).result.get(c.name, [])
+            if len(hits) < 2:
+                continue
+            on, plural = d.filter_text, c.name.replace("_", " ")
+            whose = f" whose {on}" if on else ""
+            numbers = [f for f in c.fields if f.type in ("integer", "number") and f.ref is None and not f.enum]
+            dates = [f for f in c.fields if f.format in ("date", "datetime")]
+            kinds = ["count"] + ["sum"] * bool(numbers) + ["latest"] * bool(dates)
+            kind = rng.choice(kinds)
+            d.asked, d.difficulty = {}, "aggregate"
+            if kind == "sum":
+                f = rng.choice(numbers)
+                total = sum(r.get(f.name) or 0 for r in hits)
+                total_s = f"{total:.2f}" if f.type == "number" else str(total)
+                d.asked[f"total {f.name.replace('_', ' ')} of the {plural}{whose}"] = total_s
+                d.goal = f"know the total {f.name.replace('_', ' ')} of the {plural}{whose}"
+                d.intents = [{"kind": "sum", "field": f.name.replace("_", " "), "plural": plural, "whose": whose}]
+            elif kind == "latest":
+                f = rng.choice(dates)
+                ordered = sorted(hits, key=lambda r: str(r.get(f.name) or ""))
+                if str(ordered[-1].get(f.name)) == str(ordered[-2].get(f.name)):
+                    continue  # a tie: "the latest" would not name one record
+                d.asked[f"{c.key.replace('_', ' ')} of the latest {c.entity}{whose}"] = ordered[-1][c.key]
+                d.goal = f"know which of the {plural}{whose} has the latest {f.name.replace('_', ' ')}"
+                d.intents = [{"kind": "latest", "field": f.name.replace("_", " "), "plural": plural, "whose": whose}]
+            else:
+                d.asked[f"number of {plural}{whose}"] = str(len(hits))
+                d.goal = f"know how many {plural} there are{whose}"
+                d.intents = [{"kind": "count" if on else "count_all", "plural": plural, "on": on}]
+            return d
+    raise BlueprintFailure("no_aggregate", "no list tool of the bundle finds two or more records to sum up")
+
+
+def _status_updates(world: World, usable: list[ToolSpec]) -> list[tuple[ToolSpec, str, str]]:
+    """(tool, parameter, field): updates that set one enum field to a value the user names."""
+    out = []
+    for t in usable:
+        b = t.binding
+        if b.action != "update" or b.operation is not None or not b.key_param or b.fixed:
+            continue
+        c = world.collection(b.collection)
+        enums = {f.name for f in c.fields if f.enum}
+        for p, fname in b.params.items():
+            if fname in enums and len(b.params) == 1:
+                out.append((t, p, fname))
+    return out
+
+
+def _lookup(world: World, usable: list[ToolSpec], collection: str) -> ToolSpec | None:
+    return next(
+        (
+            t
+            for t in usable
+            if t.binding.collection == collection
+            and t.binding.action == "get"
+            and t.binding.key_param
+            and not t.binding.match
+            and t.binding.operation is None
+        ),
+        None,
+    )
+
+
+def _already_done(world: World, usable: list[ToolSpec], state: dict[str, Any], rng: random.Random) -> Draft:
+    """The user asks to set a field to the value it already holds: the right outcome is no change,
+    and a reply that says so (the agent looks the record up to notice)."""
+    updates = _status_updates(world, usable)
+    for t, _param, fname in rng.sample(updates, len(updates)):
+        c = world.collection(t.binding.collection)
+        get = _lookup(world, usable, c.name)
+        if get is None:
+            continue
+        for record in _candidates(c, state, rng):
+            key, value = record[c.key], str(record.get(fname))
+            who = f"{c.entity} {key}"
+            d = Draft("already_done", state, [Step(get, {get.binding.key_param: key, **_required_ignored(get)})])
+            d.entity = c.entity
+            d.facts[c.key.replace("_", " ")] = key
+            d.facts[f"new {fname.replace('_', ' ')}"] = value
+            d.asked[f"{fname.replace('_', ' ')} of {key}"] = value
+            d.goal = f"set the {fname.replace('_', ' ')} of {who} to {value}"
+            d.intents = [_update_intent(who, {fname: value})]
+            return d
+    raise BlueprintFailure("no_status_update", "no update of an enum field with a lookup of the same records")
+
+
+def _conditional(world: World, usable: list[ToolSpec], state: dict[str, Any], rng: random.Random) -> Draft:
+    """ "If order ord-1 is still pending, cancel it; otherwise tell me its status": the agent looks
+    the record up and acts only if the condition holds (half the tasks: it does not, and the
+    right outcome is no change and the actual value)."""
+    updates = _status_updates(world, usable)
+    holds = rng.random() < 0.5
+    for t, p, fname in rng.sample(updates, len(updates)):
+        b = t.binding
+        c = world.collection(b.collection)
+        get = _lookup(world, usable, c.name)
+        flow = c.transitions.get(fname) or {}
+        if get is None or not flow:
+            continue
+        for record in _candidates(c, state, rng):
+            key, current = record[c.key], str(record.get(fname))
+            if _forbidden(world.rules, c, "update", record):
+                continue
+            if holds:
+                targets = flow.get(current, [])
+                if not targets:
+                    continue
+                condition, target = current, rng.choice(targets)
+            else:  # a condition that does not hold, from which the target could be reached
+                options = [(v, x) for v, nxt in flow.items() if v != current for x in nxt if x != current and v != x]
+                if not options:
+                    continue
+                condition, target = rng.choice(options)
+            who = f"{c.entity} {key}"
+            field_said = fname.replace("_", " ")
+            read = Step(get, {get.binding.key_param: key, **_required_ignored(get)})
+            steps = [read, Step(t, {b.key_param: key, p: target, **_required_ignored(t)})] if holds else [read]
+            d = Draft("conditional", state, steps, entity=c.entity)
+            d.facts.update({c.key.replace("_", " "): key, f"{field_said} it should have": condition})
+            d.facts[f"new {field_said}"] = target
+            if not holds:
+                d.asked[f"{field_said} of {key}"] = current
+            d.goal = (
+                f"set the {field_said} of {who} to {target} if it is {condition}, and otherwise know its {field_said}"
+            )
+            d.intents = [{"kind": "conditional", "who": who, "field": field_said, "cond": condition, "value": target}]
+            return d
+    d = _conditional_action(world, usable, state, rng, holds)
+    if d is not None:
+        return d
+    raise BlueprintFailure("no_conditional", "no update of an enum field with a lifecycle and a lookup")
+
+
+def _operation_call(world: World, t: ToolSpec, record: dict[str, Any], state: dict[str, Any], rng: random.Random):
+    """(arguments, execution) of a pack action on `record`, other required arguments from their schemas."""
+    b, c = t.binding, world.collection(t.binding.collection)
+    props = (t.input_schema or {}).get("properties", {})
+    args: dict[str, Any] = {b.key_param: record[c.key]}
+    for p in (t.input_schema or {}).get("required", []):
+        if p != b.key_param:
+            f = next((x for x in c.fields if x.name == b.params.get(p)), None)
+            value = _fresh(world, c, f, state, rng, 0) if f is not None else _schema_value(props.get(p, {}), rng)
+            if value is None:
+                return None
+            args[p] = value
+    return args, execute(world, b, state, args)
+
+
+def _conditional_action(
+    world: World, usable: list[ToolSpec], state: dict[str, Any], rng: random.Random, holds: bool
+) -> Draft | None:
+    """The conditional family on a domain pack's action: "if booking bkg-1 is confirmed, cancel it;
+    otherwise tell me its status", the condition a value of the record's lifecycle field under
+    which the action succeeds (when it does not hold, the action would be refused or wrong)."""
+    for t in rng.sample(usable, len(usable)):
+        b = t.binding
+        if b.operation is None or t.hints.readOnlyHint or not b.key_param:
+            continue
+        c = world.collection(b.collection)
+        get = _lookup(world, usable, c.name)
+        status = next((f for f in c.fields if f.enum and f.name in c.transitions), None)
+        if get is None or status is None:
+            continue
+        tried = []
+        for record in _candidates(c, state, rng)[:12]:
+            planned = _operation_call(world, t, record, state, rng)
+            if planned is not None:
+                tried.append((record, *planned))
+        allowed = {str(r.get(status.name)) for r, _, out in tried if out.ok}
+        pick = [
+            (r, a, out) for r, a, out in tried if out.ok == holds and (holds or str(r.get(status.name)) not in allowed)
+        ]
+        if not allowed or not pick:
+            continue
+        record, args, _out = rng.choice(pick)
+        current = str(record.get(status.name))
+        condition = current if holds else rng.choice(sorted(allowed))
+        key, field_said = record[c.key], status.name.replace("_", " ")
+        read = Step(get, {get.binding.key_param: key, **_required_ignored(get)})
+        d = Draft("conditional", state, [read, Step(t, args)] if holds else [read], entity=c.entity)
+        d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in args.items()})
+        d.facts[f"{field_said} it should have"] = condition
+        if not holds:
+            d.asked[f"{field_said} of {key}"] = current
+        template = str(t.extra.get("goal") or "")
+        try:
+            text = template.format(**args) if template else ""
+        except (KeyError, IndexError, ValueError):
+            text = ""
+        text = text or f"{t.name.replace('_', ' ')} " + " ".join(f"{v}" for v in args.values())
+        who = f"{c.entity} {key}"
+        d.goal = f"{text} if {who} is {condition}, and otherwise know its {field_said}"
+        d.intents = [{"kind": "conditional_action", "who": who, "field": field_said, "cond": condition, "text": text}]
+        return d
+    return None
 
 
 def _irrelevance(world: World, usable: list[ToolSpec], state: dict[str, Any], rng: random.Random) -> Draft:
@@ -636,8 +982,10 @@ def _irrelevance(world: World, usable: list[ToolSpec], state: dict[str, Any], rn
     if action == "delete":
         d.facts[c.key.replace("_", " ")] = record[c.key]
         d.goal = f"delete {c.entity} {record[c.key]}"
+        d.intents = [{"kind": "delete", "who": f"{c.entity} {record[c.key]}"}]
     else:
         d.goal = f"create a new {c.entity}"
+        d.intents = [{"kind": "create_bare", "entity": c.entity}]
     return d
 
 
@@ -773,6 +1121,8 @@ def _decline_criteria(d: Draft, criteria: _Criteria) -> None:
     """Refusal: the agent declines, citing the rule; irrelevance: it says it cannot, and why. The
     judge criteria decline deterministically where no critic runs (the guards hold the end state)."""
     if d.rule is not None:
+        if not d.asked:  # no state word to check the reason by: that it declines at all is checked by code
+            criteria.add(kind="answer", declines=True, description="says it cannot do this")
         criteria.add(kind="judge", declines=True, description=f"declines, citing the rule: {d.rule.text}")
     if d.difficulty == "irrelevance":  # nothing changes; and the agent says it cannot, in some usual words
         criteria.add(kind="answer", declines=True, description="says it cannot do this")

@@ -5,9 +5,11 @@ tools is sampled on a seeded world and executed; only a chain whose calls all su
 makes a task, and its rubric is read off the execution. Then the user's opening request is
 written around the facts the user knows: by the model (`task_writer`, structured output),
 checked to carry every fact the agent cannot look up and to leak none it should find out
-itself; when no attempt passes, the plain request of `prompts/user_request.jinja`
-(recorded as `request_source: template`). Free-form tasks (`tasks.mode: freeform`) are
-written in one shot by the model and never executed (`tasks/freeform.py`).
+itself; when no attempt passes (or none is asked for: the CPU default), the request
+grammar words it (`prompts/user_request.yaml`, seeded; `request_source: grammar`), and the
+plain request of `prompts/user_request.jinja` is the last resort (`template`). Free-form
+tasks (`tasks.mode: freeform`) are written in one shot by the model and never executed
+(`tasks/freeform.py`).
 
 Every task is validated before use (`tasks/validate.py`); every refusal is recorded with
 its reason, and a re-run does only what is missing.
@@ -29,6 +31,7 @@ from worldsmith.records import Agent, Persona, Rejection, Task, ToolSpec, UserGo
 from worldsmith.stage import Shard, Stage, holds
 from worldsmith.tasks.blueprint import BlueprintFailure, Draft, blueprint_record, rubric_from, sample_blueprint
 from worldsmith.tasks.freeform import write_freeform
+from worldsmith.tasks.requests import grammar_request
 from worldsmith.tasks.stats import SECTIONS
 from worldsmith.tasks.validate import validate_task
 
@@ -124,6 +127,12 @@ async def write_request(
         problems.append("; ".join(found)[:300])
     if not cfg.template_fallback:
         return "", "", problems
+    worded = grammar_request(ctx.prompts.data("user_request"), d, persona, seed) if d.intents else None
+    if worded is not None:
+        found = request_problems(worded, d)
+        if not found:
+            return worded, "grammar", problems
+        problems.append("grammar: " + "; ".join(found)[:300])  # a form that drops a fact: recorded, the plain one used
     (plain,) = [
         m["content"]
         for m in ctx.prompts.render_messages("user_request", goal=d.goal, facts=d.facts, difficulty=d.difficulty)
@@ -152,7 +161,14 @@ class TaskMaker:
         self.tools_by_id, self.worlds = tools_by_id, worlds
         self.writer = ctx.store.writer(Task, flush_every=16)
         self.rejections = ctx.store.writer(Rejection, flush_every=16)
-        self.counts = {"new": 0, "rejected": 0, "failed_calls": 0, "requests_by_llm": 0, "requests_by_template": 0}
+        self.counts = {
+            "new": 0,
+            "rejected": 0,
+            "failed_calls": 0,
+            "requests_by_llm": 0,
+            "requests_by_grammar": 0,
+            "requests_by_template": 0,
+        }
 
     def reject(self, task_id: str, reason: str, detail: str, payload: dict[str, Any]) -> None:
         self.counts["rejected"] += 1

@@ -105,6 +105,7 @@ NAMED_VALUES: dict[str, tuple[str, ...]] = {
     "symbol": ("AAPL", "MSFT", "NVDA", "AMZN", "TSLA"),
     "ticker": ("AAPL", "MSFT", "NVDA", "AMZN", "TSLA"),
     "currency": ("USD", "EUR", "GBP", "JPY"),
+    "repo_path": ("/srv/git/api-gateway", "/srv/git/web-client", "/home/dev/data-pipeline"),
     "path": ("reports/q3-summary.xlsx", "src/app.ts", "notes/meeting.md", "data/sales.csv"),
     "file": ("reports/q3-summary.xlsx", "src/app.ts", "notes/meeting.md", "data/sales.csv"),
     "filename": ("q3-summary.xlsx", "app.ts", "meeting.md", "sales.csv"),
@@ -142,8 +143,10 @@ NAMED_VALUES: dict[str, tuple[str, ...]] = {
 
 
 def named_value(f: FieldSpec, rng: random.Random) -> Any:
-    """A value from NAMED_VALUES for the last word of the field's name that has a list there
-    (`base_branch` -> a branch), or None."""
+    """A value from NAMED_VALUES for the field's whole name, else for the last word of its name
+    that has a list there (`base_branch` -> a branch), or None."""
+    if f.name.lower() in NAMED_VALUES:
+        return rng.choice(NAMED_VALUES[f.name.lower()])
     for w in reversed(f.name.lower().split("_")):
         if w in NAMED_VALUES:
             return rng.choice(NAMED_VALUES[w])

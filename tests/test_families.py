@@ -1,0 +1,255 @@
+"""Task families beyond single calls, each executed on a seeded world before it is a task, and
+judged: the episode that follows the family's gold chain passes, and an episode that gets the
+family wrong (acts when the condition does not hold, reports a wrong figure, changes what was
+already so, obeys what the pack's rules refuse) fails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from worldsmith.config import JudgeConfig
+from worldsmith.judge.stage import decide
+from worldsmith.records import Persona, Task, ToolCall, ToolSpec, Trajectory, UserGoal, World, WorldStates
+from worldsmith.tasks.blueprint import BlueprintFailure, Draft, blueprint_record, rubric_from, sample_blueprint
+from worldsmith.tasks.validate import validate_task
+from worldsmith.worldmodel.execute import execute
+from worldsmith.worldmodel.packs import load_packs
+from worldsmith.worldmodel.state import apply_patch
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKS = {p.world.pack: p for p in load_packs(ROOT / "worlds", None, today="2026-03-02")}
+CFG = JudgeConfig(critic=False, require_judge_criteria=False)
+
+
+def task_of(world: World, d: Draft) -> Task:
+    return Task(
+        task_id="t",
+        agent_id="a",
+        difficulty=d.difficulty,
+        world_id=world.world_id,
+        user_persona=Persona(),
+        initial_state=d.initial,
+        user_goal=UserGoal(request="r", facts=d.facts),
+        rubric=rubric_from(world, d),
+        blueprint=blueprint_record(d, "grammar", []),
+    )
+
+
+def episode(world: World, tools: list[ToolSpec], task: Task, calls: list[tuple[str, dict]], reply: str) -> Trajectory:
+    """An episode as the rollouts record it, its calls executed by code on the task's world."""
+    by_name = {t.name: t for t in tools}
+    state, records, patches = task.initial_state, [], []
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": task.user_goal.request}]
+    for i, (name, args) in enumerate(calls):
+        out = execute(world, by_name[name].binding, state, args)
+        state = apply_patch(state, out.patch) if out.ok else state
+        call = {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": out.content},
+        ]
+        records.append(
+            ToolCall(
+                turn=1,
+                call_id=f"c{i}",
+                name=name,
+                tool=name,
+                tool_id=by_name[name].tool_id,
+                arguments=args,
+                read_only=bool(by_name[name].annotations.get("readOnlyHint")),
+                executor="code",
+                ok=out.ok,
+                patch_ops=len(out.patch),
+            )
+        )
+        if out.patch:
+            patches.append({"call_id": f"c{i}", "tool": name, "patch": out.patch})
+    messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": "Thanks. ###STOP###"}]
+    return Trajectory(
+        trajectory_id="trj",
+        task_id=task.task_id,
+        agent_id="a",
+        sample=0,
+        seed=1,
+        messages=messages,
+        tools=[],
+        world_states=WorldStates(initial=task.initial_state, final=state, patches=patches),
+        calls=records,
+        model="m",
+        status="finished",
+        reason="user_stop",
+    )
+
+
+def gold(d: Draft) -> list[tuple[str, dict]]:
+    return [(s.tool.name, s.arguments) for s in d.steps]
+
+
+def drafts(pack: str, difficulty: str, n: int = 6) -> list[Draft]:
+    out = []
+    for seed in range(40):
+        try:
+            out.append(sample_blueprint(PACKS[pack].world, PACKS[pack].tools, difficulty, seed))
+        except BlueprintFailure:
+            continue
+        if len(out) == n:
+            break
+    assert out, f"no {difficulty} blueprint on {pack}"
+    return out
+
+
+@pytest.mark.parametrize("pack", sorted(PACKS))
+def test_aggregate_the_right_figure_passes_and_a_wrong_one_fails(pack):
+    world, tools = PACKS[pack].world, PACKS[pack].tools
+    for d in drafts(pack, "aggregate"):
+        task = task_of(world, d)
+        assert validate_task(task, {t.name: t for t in tools}) is None
+        ((what, value),) = d.asked.items()
+        assert len(d.steps) == 1 and d.steps[0].tool.binding.action == "list"
+        # the figure is computed from what the list call returned, independently here
+        c = world.collection(d.steps[0].tool.binding.collection)
+        hits = d.calls[0].result[c.name]
+        if what.startswith("number of"):
+            assert value == str(len(hits))
+        elif what.startswith("total "):
+            fname = what.removeprefix("total ").split(" of the ")[0].replace(" ", "_")
+            assert float(value) == pytest.approx(sum(r[fname] for r in hits))
+        else:  # the latest: no other record has a later date
+            fname = next(
+                f.name for f in c.fields if f.format in ("date", "datetime") and f.name.replace("_", " ") in d.goal
+            )
+            latest = next(r for r in hits if r[c.key] == value)
+            assert all(str(r[fname]) < str(latest[fname]) for r in hits if r is not latest)
+        right = episode(world, tools, task, gold(d), f"The {what} is {value}.")
+        assert decide(CFG, task, right, None).passed, (d.goal, value)
+        wrong_value = str(int(float(value)) + 7) if value.replace(".", "").isdigit() else "none of them"
+        wrong = episode(world, tools, task, gold(d), f"The {what} is {wrong_value}.")
+        assert not decide(CFG, task, wrong, None).passed, (d.goal, wrong_value)
+
+
+@pytest.mark.parametrize("pack", sorted(PACKS))
+def test_conditional_acts_only_when_the_condition_holds(pack):
+    world, tools = PACKS[pack].world, PACKS[pack].tools
+    seen = set()
+    for seed in range(40):
+        try:
+            d = sample_blueprint(world, tools, "conditional", seed)
+        except BlueprintFailure:
+            continue
+        task = task_of(world, d)
+        assert validate_task(task, {t.name: t for t in tools}) is None, d.goal
+        read = gold(d)[:1]
+        holds = len(d.steps) == 2
+        seen.add(holds)
+        if holds:  # the record is in the named state: acting is right, only looking is not enough
+            said = " ".join(f"The {k} is {v}." for k, v in d.asked.items())  # a new record's id, when one is made
+            assert decide(CFG, task, episode(world, tools, task, gold(d), f"Done, as you asked. {said}"), None).passed
+            assert not decide(CFG, task, episode(world, tools, task, read, "It is as you said."), None).passed
+        else:  # it is not: the right outcome is no change and the actual value
+            (actual,) = d.asked.values()
+            right = episode(world, tools, task, read, f"It is {actual}, so I left it as it is.")
+            assert decide(CFG, task, right, None).passed, d.goal
+            act = d.steps[0].tool  # acting anyway: a lookup then the action the condition ruled out
+            action = next(
+                t
+                for t in tools
+                if t.binding.operation
+                and t.binding.collection == act.binding.collection
+                and not t.hints.readOnlyHint
+                and t.binding.key_param
+            )
+            # the action itself may refuse (its own rules); when it runs, the state check catches it
+            done = episode(
+                world,
+                tools,
+                task,
+                [
+                    *read,
+                    (action.name, {action.binding.key_param: d.facts[next(k for k in d.facts if k.endswith(" id"))]}),
+                ],
+                "Done.",
+            )
+            assert not decide(CFG, task, done, None).passed
+    assert seen == {True, False}, seen
+
+
+def test_already_done_passes_with_the_lookup_and_fails_when_the_agent_changes_it():
+    from test_blueprints import TOOLS, WORLD
+
+    ds = []
+    for seed in range(20):
+        try:
+            ds.append(sample_blueprint(WORLD, TOOLS, "already_done", seed))
+        except BlueprintFailure:
+            continue
+    assert len(ds) >= 5
+    by_name = {t.name: t for t in TOOLS}
+    for d in ds:
+        task = task_of(WORLD, d)
+        assert validate_task(task, {t.name: t for t in TOOLS}) is None
+        ((what, value),) = d.asked.items()
+        key = d.steps[0].arguments["order_id"]
+        right = episode(WORLD, TOOLS, task, gold(d), f"Order {key} is already {value}; nothing to change.")
+        assert decide(CFG, task, right, None).passed, d.goal
+        silent = episode(WORLD, TOOLS, task, gold(d), "Okay.")
+        assert not decide(CFG, task, silent, None).passed
+        c = WORLD.collection("orders")
+        status = next(f for f in c.fields if f.name == "status")
+        other = next((v for v in status.enum if v != value and v in (c.transitions["status"].get(value) or [])), None)
+        if other is None:  # a final state: no change is possible at all
+            continue
+        changed = episode(
+            WORLD, TOOLS, task, [*gold(d), ("update_order_status", {"order_id": key, "status": other})], "Done."
+        )
+        if changed.calls[-1].ok:
+            assert not decide(CFG, task, changed, None).passed
+        assert by_name["get_order"].binding.action == "get"
+
+
+@pytest.mark.parametrize("pack", sorted(PACKS))
+def test_a_pack_action_its_rules_refuse_is_a_refusal_task(pack):
+    """The action really refuses on this state (executed), the right episode tries or looks and
+    declines with the reason, and one that claims success without the state changing fails."""
+    world, tools = PACKS[pack].world, PACKS[pack].tools
+    for d in drafts(pack, "refusal", n=3):
+        assert d.rule is not None and not d.steps and d.end_state == d.initial
+        task = task_of(world, d)
+        assert validate_task(task, {t.name: t for t in tools}) is None
+        op = next(
+            t
+            for t in tools
+            if t.binding.operation
+            and t.binding.key_param
+            and t.extra.get("goal")
+            and str(t.extra["goal"]).split()[0] in d.goal
+            and all(str(v) in d.goal for v in d.facts.values())
+        )
+        args = {p: v for p, v in _args_from_facts(op, d).items()}
+        out = execute(world, op.binding, d.initial, args)
+        assert not out.ok and out.error[0] in (
+            "policy_violation",
+            "limit_reached",
+            "no_availability",
+            "insufficient_funds",
+        )
+        why = next(iter(d.asked.values()), "")
+        tried = episode(
+            world, tools, task, [(op.name, args)], f"I'm sorry, I can't do that: it is {why}. {out.error[1]}."
+        )
+        assert decide(CFG, task, tried, None).passed, (d.goal, decide(CFG, task, tried, None).reasons)
+        claimed = episode(world, tools, task, [], "All done, it went through.")
+        assert not decide(CFG, task, claimed, None).passed
+
+
+def _args_from_facts(op: ToolSpec, d: Draft) -> dict:
+    props = (op.input_schema or {}).get("properties", {})
+    out = {}
+    for p in props:
+        for k, v in d.facts.items():
+            if k == p.replace("_", " ") or k == op.binding.key_param.replace("_", " ") and p == op.binding.key_param:
+                spec = props[p]
+                out[p] = int(v) if spec.get("type") == "integer" else float(v) if spec.get("type") == "number" else v
+    return out
