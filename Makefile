@@ -77,6 +77,7 @@ bench: setup setup-vllm synth
 	$(BIN)/python -m pytest -q --durations=0 tests/test_cluster.py
 	$(BIN)/python benchmarks/yield_cost.py
 	$(BIN)/python benchmarks/judge_two_sided.py
+	$(BIN)/python benchmarks/task_diversity.py
 	$(BIN)/python benchmarks/policy_probe.py
 	$(BIN)/python benchmarks/data_scale.py
 	$(BIN)/python benchmarks/finetune.py

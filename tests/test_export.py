@@ -102,6 +102,12 @@ def test_the_card_counts_examples_by_decoding_and_difficulty():
     assert "- Agent decoding: grounded 4, native 2. `grounded`:" in card
     assert "- Replies sampled again: 1 of 6 examples" in card
     assert f"- Difficulties: {tasks[trajs[0].task_id].difficulty} 6." in card
+    # the diversity table: one family (these tasks have no blueprint: the difficulty), and the total
+    assert {e.metadata["family"] for e in examples} == {tasks[trajs[0].task_id].difficulty}
+    table = card.split("## Diversity by task family")[1].split("`chain shapes`")[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    assert rows[0].startswith("| family | items | chain shapes | tools | worlds | distinct 2 | near duplicate rate")
+    assert rows[1].startswith(f"| {tasks[trajs[0].task_id].difficulty} | 6 |") and rows[2].startswith("| all | 6 |")
 
 
 def test_the_card_counts_worlds_and_examples_by_where_the_world_came_from():
@@ -265,9 +271,13 @@ def test_the_report_has_the_headline_figures(report):
     )
     assert head["generated_tokens"] == 210 and head["tools"] == 3
     page = out.read_text()
-    assert page.count('<figure class="plot"') == 13 and "criterion:state" in page and "<script" not in page
+    assert page.count('<figure class="plot"') == 14 and "criterion:state" in page and "<script" not in page
     # where the worlds came from, and the crawled tools code runs: the one crawled tool (the time server's) is unbound
     assert 'id="plot-world-source"' in page and 'id="plot-binding"' in page and head["crawled_tools_bound"] == 0.0
+    # pass rate by task family, and the exported examples' diversity table: its total row counts the 5 exported
+    assert 'id="plot-family"' in page
+    table = page.split('<table id="diversity">')[1].split("</table>")[0]
+    assert "<th>near duplicate rate</th>" in table and '<tr><td class="n">all</td><td class="n">5</td>' in table
 
 
 @pytest.mark.browser
@@ -292,8 +302,8 @@ def test_the_report_renders_in_headless_chromium(report, tmp_path):
         page.goto(out.as_uri())
         assert page.title() == "worldsmith report: rep"
         plots = page.locator("figure.plot svg")
-        # every figure drew its svg; 13 is the report's plot list (funnel ... crawled tools bound)
-        assert plots.count() == page.locator("figure.plot").count() == 13
+        # every figure drew its svg; 14 is the report's plot list (funnel ... crawled tools bound)
+        assert plots.count() == page.locator("figure.plot").count() == 14
         for i in range(plots.count()):
             box = plots.nth(i).bounding_box()
             assert box and box["width"] > 100 and box["height"] > 80, (i, box)

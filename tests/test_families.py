@@ -227,7 +227,7 @@ def test_a_pack_action_its_rules_refuse_is_a_refusal_task(pack):
             and str(t.extra["goal"]).split()[0] in d.goal
             and all(str(v) in d.goal for v in d.facts.values())
         )
-        args = {p: v for p, v in _args_from_facts(op, d).items()}
+        args = _args_from_facts(op, d)
         out = execute(world, op.binding, d.initial, args)
         assert not out.ok and out.error[0] in (
             "policy_violation",

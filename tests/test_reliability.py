@@ -598,7 +598,7 @@ SITES = [
         _tasks,
         rejected_outputs,
         "request/",
-        {"failed_calls": 1, "requests_by_template": 1, "requests_by_llm": 0, "new": 1, "rejected": 0},
+        {"failed_calls": 1, "requests_by_grammar": 1, "requests_by_llm": 0, "new": 1, "rejected": 0},
         over={"tasks": {"request_attempts": 1}},
     ),
     Site(
@@ -1275,6 +1275,7 @@ def test_prompts_pass_tool_specs_and_model_output_through_as_data(tmp_path):
         reply,
         tools={"evolve": {"naming": "llm", "tools_per_domain": 2, "evolutions_per_tool": 1}},
         judge={"critic": True},  # every site that takes model output, the critic's included
+        tasks={"request_attempts": 1},  # the request written by the model (the CPU default words it by grammar)
     )
     counts = _worlds(ctx)  # the domain's name and description (model output) go into the design prompt
     assert (counts["domains"], counts["designed"]) == (1, 1), counts

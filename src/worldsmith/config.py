@@ -386,7 +386,7 @@ class TasksConfig(Strict):
     # seeds tried before a difficulty that finds no valid chain is given up (recorded)
     blueprint_attempts: PositiveInt = 3
     # requests the model writes per task (0: the request grammar only); the first that passes the check is kept
-    request_attempts: NonNegInt = 2
+    request_attempts: NonNegInt = 0
     # when none passes: the request grammar (prompts/user_request.yaml), then the plain request of
     # prompts/user_request.jinja (each recorded as such); false: a task whose requests all failed is refused
     template_fallback: bool = True

@@ -391,6 +391,9 @@ class Blueprint(Part):
     # llm: written by the task writer model | grammar: worded by prompts/user_request.yaml | template: the plain form
     request_source: Literal["llm", "grammar", "template"] = "template"
     request_problems: list[str] = Field(default_factory=list)  # why the model's requests were refused, when they were
+    # lookup | update | multi_intent | find_then_act | follow_reference | conditional | aggregate | refusal |
+    # already_done | ask_for_info | irrelevance | error_recovery (tasks/blueprint.family_of)
+    family: str = ""
 
 
 class Task(Record):

@@ -45,6 +45,8 @@ METADATA_FIELDS = [
     ("agent_id", pa.string()),
     ("domain", pa.string()),
     ("difficulty", pa.string()),
+    ("family", pa.string()),
+    ("chain", pa.string()),
     ("tool_ids", pa.list_(pa.string())),
     ("called_tool_ids", pa.list_(pa.string())),
     ("seed", pa.int64()),

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple, Self
 
 from worldsmith.config import ExportConfig
 from worldsmith.dedup import MinHashIndex, word_shingles
+from worldsmith.diversity import NEAR_DUPLICATE_JACCARD, Diversity, chain_of, markdown_table
 from worldsmith.export.formats import FORMATS, Jsonl, Parquet
 from worldsmith.records import Agent, SFTExample, Task, ToolSpec, Trajectory, Verdict, content_id
 from worldsmith.vocab import EXPORT_CARD, SPLITS, strip_end_tokens
@@ -93,6 +94,15 @@ class TaskInfo(NamedTuple):
     """What the export reads of a task (a `Task` does as well)."""
 
     difficulty: str
+    family: str | None = None  # the blueprint's task family (null: a free-form task)
+
+
+def family_of_task(task: TaskInfo | Task | None) -> str | None:
+    if task is None:
+        return None
+    if isinstance(task, TaskInfo):
+        return task.family or task.difficulty
+    return (task.blueprint.family if task.blueprint is not None else "") or task.difficulty
 
 
 class AgentInfo(NamedTuple):
@@ -179,6 +189,8 @@ class ExampleBuilder:
                 "agent_id": traj.agent_id,
                 "domain": domain,
                 "difficulty": task.difficulty if task else None,
+                "family": family_of_task(task),
+                "chain": chain_of(traj.calls),  # the read/write shape of the calls that succeeded
                 "tool_ids": agent.tool_ids if agent else [],
                 "world_id": agent.world_id if agent else None,
                 "called_tool_ids": called,
@@ -227,6 +239,7 @@ class ExportCounts:
     difficulty: Counter[str] = field(default_factory=Counter)
     resampled: int = 0  # examples with a reply sampled again (rollouts.reply_attempts)
     worlds: Counter[str] = field(default_factory=Counter)  # examples per world
+    diversity: Diversity = field(default_factory=Diversity)  # by task family
 
     def add(self, e: SFTExample) -> None:
         self.splits[e.split] += 1
@@ -237,6 +250,14 @@ class ExportCounts:
         self.resampled += bool(e.metadata.get("reply_resamples"))
         if e.metadata.get("world_id"):
             self.worlds[e.metadata["world_id"]] += 1
+        request = next((m.get("content") or "" for m in e.messages if m["role"] == "user"), "")
+        self.diversity.add(
+            e.metadata.get("family") or e.metadata.get("difficulty") or "unknown",
+            request,
+            e.metadata.get("chain") or "",
+            e.metadata["called_tool_ids"],
+            e.metadata.get("world_id"),
+        )
 
     @classmethod
     def of(cls, examples: Iterable[SFTExample]) -> ExportCounts:
@@ -388,6 +409,16 @@ def dataset_card(
         ),
         f"- Models: {', '.join(f'{r} = {m}' for r, m in sorted(models.items()))}.",
         "- Difficulties: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.difficulty.items())) or "none") + ".",
+        "",
+        "## Diversity by task family",
+        "",
+        *markdown_table(counts.diversity.rows()),
+        "",
+        (
+            "`chain shapes`: distinct read/write patterns of the calls that succeeded (`read>write`); `distinct 2`: "
+            "unique word bigrams of the opening requests over all of them; `near duplicate rate`: the share of "
+            f"requests with an earlier one of the family at MinHash Jaccard >= {NEAR_DUPLICATE_JACCARD}."
+        ),
         (
             "- Agent decoding: "
             + (", ".join(f"{k} {v}" for k, v in sorted(counts.decoding.items())) or "none")

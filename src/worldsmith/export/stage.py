@@ -60,7 +60,8 @@ TRAJECTORY_COLUMNS = (
 KEPT_FROM = "FROM trajectories t JOIN verdicts v ON v.trajectory_id = t.trajectory_id AND v.passed"
 KEPT = f"""
     SELECT {", ".join("t." + c for c in TRAJECTORY_COLUMNS)}, v.critic_score,
-           k.task_id IS NOT NULL AS has_task, k.difficulty, a.agent_id IS NOT NULL AS has_agent, a.domain, a.tool_ids,
+           k.task_id IS NOT NULL AS has_task, k.difficulty, json_extract_string(k.blueprint, '$.family') AS family,
+           a.agent_id IS NOT NULL AS has_agent, a.domain, a.tool_ids,
            a.world_id
     {KEPT_FROM} LEFT JOIN tasks k ON k.task_id = t.task_id LEFT JOIN agents a ON a.agent_id = t.agent_id"""
 KEPT_AGENTS = f"SELECT DISTINCT t.agent_id {KEPT_FROM}"
@@ -135,7 +136,7 @@ def run(
             for batch in read_sorted(buckets, batch_rows):
                 examples = []
                 for row in batch.to_pylist():
-                    task = TaskInfo(row["difficulty"]) if row["has_task"] else None
+                    task = TaskInfo(row["difficulty"], row["family"]) if row["has_task"] else None
                     agent = AgentInfo(row["domain"], row["tool_ids"], row["world_id"]) if row["has_agent"] else None
                     trajectory = stored_record(Trajectory, {c: row[c] for c in TRAJECTORY_COLUMNS})
                     example = builder.add(trajectory, row["critic_score"], task, agent)

@@ -1,9 +1,10 @@
-"""The run report: one self-contained HTML file with plots (inline SVG, matplotlib) and
-the headline figures, all from DuckDB queries over the run's catalog views; and beside it
+"""The run report: one self-contained HTML file with plots (inline SVG, matplotlib), the
+headline figures and the exported examples' diversity by task family, all from DuckDB
+queries over the run's catalog views; and beside it
 `trajectories.html`, the trajectories themselves (report/trajectories.py).
 
 Plots: the yield funnel (log scale, with a table of counts and step-to-step shares), pass
-rate by difficulty and by domain, tool coverage, turns and tool calls per trajectory, fault
+rate by difficulty, by task family and by domain, tool coverage, turns and tool calls per trajectory, fault
 recovery by kind, top failure reasons, tokens by role. Also beside it `worlds.html`, every
 world of the run with its collections, rules, policy, tools and refusals (report/worlds.py).
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 import duckdb
 
+from worldsmith.diversity import NEAR_DUPLICATE_JACCARD, Diversity
 from worldsmith.plots import bars, funnel_steps, hist, percent, svg
 from worldsmith.plots import funnel as funnel_plot
 from worldsmith.stage import Shard, Stage
@@ -32,6 +34,13 @@ QUERIES = {
         SELECT t.difficulty AS label, count(*) AS n, count(*) FILTER (WHERE v.passed) AS passed
         FROM trajectories r JOIN tasks t USING (run_id, task_id) LEFT JOIN verdicts v USING (run_id, trajectory_id)
         WHERE r.run_id = $run GROUP BY ALL ORDER BY n DESC""",
+    "by_family": """
+        SELECT coalesce(nullif(json_extract_string(t.blueprint, '$.family'), ''), t.difficulty) AS label, count(*) AS n,
+               count(*) FILTER (WHERE v.passed) AS passed
+        FROM trajectories r JOIN tasks t USING (run_id, task_id) LEFT JOIN verdicts v USING (run_id, trajectory_id)
+        WHERE r.run_id = $run GROUP BY ALL ORDER BY n DESC""",
+    # the exported examples, for the diversity table (worldsmith/diversity.py)
+    "examples": "SELECT metadata, messages FROM sft WHERE run_id = $run ORDER BY example_id",
     "by_domain": """
         SELECT a.domain AS label, count(*) AS n, count(*) FILTER (WHERE v.passed) AS passed
         FROM trajectories r JOIN agents a USING (run_id, agent_id) LEFT JOIN verdicts v USING (run_id, trajectory_id)
@@ -121,6 +130,30 @@ def _bound_share(rows: list[dict[str, Any]]) -> float | None:
     return round(sum(r["n"] for r in rows if r["label"].startswith("bound")) / total, 3) if total else None
 
 
+def diversity_table(examples: list[dict[str, Any]]) -> str:
+    """The exported examples' diversity by task family (worldsmith/diversity.py), as an HTML table."""
+    d = Diversity()
+    for row in examples:
+        meta = json.loads(row["metadata"]) if isinstance(row["metadata"], str) else row["metadata"]
+        messages = json.loads(row["messages"]) if isinstance(row["messages"], str) else row["messages"]
+        request = next((m.get("content") or "" for m in messages if m["role"] == "user"), "")
+        family = meta.get("family") or meta.get("difficulty") or "unknown"
+        d.add(family, request, meta.get("chain") or "", meta.get("called_tool_ids") or [], meta.get("world_id"))
+    table = d.rows()
+    if not table:
+        return '<p id="diversity">No examples were exported.</p>'
+    head = "".join(f"<th>{html.escape(k.replace('_', ' '))}</th>" for k in table[0])
+    body = "".join(
+        "<tr>" + "".join(f'<td class="n">{html.escape(str(v))}</td>' for v in r.values()) + "</tr>" for r in table
+    )
+    return (
+        f'<table id="diversity"><tr>{head}</tr>{body}</table><p>chain shapes: distinct read/write patterns of the '
+        "calls that succeeded; distinct 2: unique word bigrams of the opening requests over all of them; near "
+        f"duplicate rate: requests with an earlier one of their family at MinHash Jaccard >= "
+        f"{NEAR_DUPLICATE_JACCARD}.</p>"
+    )
+
+
 def funnel_table(rows: list[dict[str, Any]]) -> str:
     """The funnel's numbers as a table: the plot's log scale shows the shape, this the values."""
     body = "".join(
@@ -162,6 +195,13 @@ def build_report(
                 "share of trajectories kept",
                 stacked="passed",
                 rate=True,
+            ),
+        ),
+        (
+            "family",
+            "Pass rate by task family",
+            bars(
+                data["by_family"], "pass rate by task family", "share of trajectories kept", stacked="passed", rate=True
             ),
         ),
         (
@@ -215,6 +255,7 @@ def build_report(
         f"<tr><th>{html.escape(k)}</th><td>{html.escape('n/a' if v is None else str(v))}</td></tr>"
         for k, v in head.items()
     )
+    diversity = diversity_table(data["examples"])
     figures = "".join(
         f'<figure class="plot" id="plot-{pid}"><figcaption>{html.escape(title)}</figcaption>{svg}</figure>'
         for pid, title, svg in plots
@@ -230,6 +271,7 @@ figure{{margin:0}} figcaption{{font-weight:600;margin-bottom:.3rem}} svg{{max-wi
 <p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M UTC}. Query the same numbers with <code>worldsmith query</code>.</p>
 {viewer}
 <h2>Headline</h2><table id="headline">{rows}</table>
+<h2>Diversity of the exported examples, by task family</h2>{diversity}
 <h2>Plots</h2><div class="plots">{figures}</div></body></html>
 """
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -1131,6 +1131,30 @@ def _decline_criteria(d: Draft, criteria: _Criteria) -> None:
         )
 
 
+READ_INTENTS = ("get", "get_via", "list", "list_all", "count", "count_all")
+FAMILY_OF_DIFFICULTY = {
+    "multi_call": "multi_intent",
+    "clarification": "ask_for_info",
+    "error_recovery": "error_recovery",
+    "irrelevance": "irrelevance",
+    "refusal": "refusal",
+    "aggregate": "aggregate",
+    "already_done": "already_done",
+    "conditional": "conditional",
+}
+
+
+def family_of(d: Draft) -> str:
+    """The task family a draft belongs to: its difficulty, and for single calls and chains what
+    the user asks for (a look-up or a change; find-then-act or following a reference)."""
+    if d.difficulty in FAMILY_OF_DIFFICULTY:
+        return FAMILY_OF_DIFFICULTY[d.difficulty]
+    kind = d.intents[0]["kind"] if d.intents else ""
+    if d.difficulty == "dependent_calls":
+        return "find_then_act" if kind == "find_then" else "follow_reference"
+    return "lookup" if kind in READ_INTENTS else "update"
+
+
 def blueprint_record(d: Draft, request_source: str, problems: list[str]) -> Blueprint:
     touched = sorted({c for c in d.initial if d.initial.get(c) != d.end_state.get(c)})
     return Blueprint(
@@ -1142,4 +1166,5 @@ def blueprint_record(d: Draft, request_source: str, problems: list[str]) -> Blue
         rule_id=d.rule.rule_id if d.rule else None,
         request_source=request_source,
         request_problems=problems,
+        family=family_of(d),
     )
