@@ -314,3 +314,28 @@ def test_documented_example_values_seed_the_world_and_names_pick_a_kind_of_value
     assert all(r["base_branch"] in ("main", "develop", "release-2.4", "feature-login") for r in rows)
     assert named_value(FieldSpec(name="misc"), random.Random(1)) is None
     assert variant("notes/meeting.md", 2) == "notes/meeting-2.md" and variant("main", 3) == "main-3"
+
+
+def test_grounding_narrows_a_field_that_names_the_record_to_values_the_conversation_showed():
+    """A crawled tool names its record by fields (owner, repo): under grounding the decoder may only
+    write values the user's messages or the tool results showed, so "acme" but not "acme/api/x.json"."""
+    from worldsmith.worldmodel.grounding import ground_tools, seen_values
+    from worldsmith.worldmodel.toolset import ToolSet
+
+    messages = [
+        {"role": "system", "content": "You help with issues of owner zeta."},
+        {"role": "user", "content": "Hi, what is the state of the issue in repo api of owner acme, number 7?"},
+    ]
+    shown = seen_values(messages)
+    assert "acme" in shown and "api" in shown and "owner acme" in shown and "zeta" not in shown
+    assert "7?" not in shown and "7" in shown  # edge punctuation off
+    toolset = ToolSet.build([GET_ISSUE, SEARCH])
+    (get, search) = ground_tools(toolset, messages, {WORLD.world_id: WORLD})
+    props = get["function"]["parameters"]["properties"]
+    assert props["owner"]["enum"] == props["repo"]["enum"] == shown
+    assert "enum" not in props["issue_number"]  # a number: not narrowed
+    assert "enum" not in search["function"]["parameters"]["properties"]["q"]  # a search is free text
+    # a tool result's strings are values too; before anything was said, a tool that needs a name is not offered
+    after = [*messages, {"role": "tool", "tool_call_id": "c1", "content": '{"owner": "acme-labs", "repo": "web"}'}]
+    assert "acme-labs" in seen_values(after) and "web" in seen_values(after)
+    assert [t["function"]["name"] for t in ground_tools(toolset, [], {WORLD.world_id: WORLD})] == ["search_issues"]

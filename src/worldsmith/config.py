@@ -134,7 +134,8 @@ class RoleConfig(Strict):
     frequency_penalty: Annotated[float, Field(ge=-2, le=2)] = 0.0  # >0 curbs a small model's loops
     seed: int | None = None
     tool_call_mode: Literal["native", "constrained"] = "constrained"
-    # agent, constrained mode: key arguments only among the keys the conversation has shown (auto: on when constrained)
+    # agent, constrained mode: key arguments only among the keys the conversation has shown, record-naming text
+    # arguments only among the values it has shown (auto: on when constrained)
     grounding: Annotated[Literal["auto", "on", "off"], BeforeValidator(on_off)] = "auto"
 
     parallel_tool_calls: bool = True  # agent: several calls in one step (constrained mode: off = at most one)

@@ -423,7 +423,8 @@ def dataset_card(
             "- Agent decoding: "
             + (", ".join(f"{k} {v}" for k, v in sorted(counts.decoding.items())) or "none")
             + ". `grounded`: constrained tool calls whose key arguments could only be keys the conversation had "
-            "shown (a decoding aid for small policies; the messages themselves are ordinary); `constrained`: "
+            "shown, and whose record-naming text arguments only values it had shown (a decoding aid for small "
+            "policies; the messages themselves are ordinary); `constrained`: "
             "JSON-schema tool calls; `native`: the server's own tool calling."
         ),
         (

@@ -1,14 +1,17 @@
 """Grounded decoding for weak policies (constrained tool-call mode only): an argument bound to
 an entity key may only be a key the conversation has shown so far (in the user's messages
-and in tool results), and an enum field only one of its values (the schema already says
-so). It narrows what the decoder may emit, nothing else: the agent sees the ordinary tools
-in its prompt, and the trajectory is ordinary OpenAI messages. A tool whose required key has
+and in tool results), an argument that names a record by a text field (a crawled tool's
+`fullname`, a list's `destination`) only a value the conversation has shown (`seen_values`),
+and an enum field only one of its values (the schema already says so). It narrows what the
+decoder may emit, nothing else: the agent sees the ordinary tools in its prompt, and the
+trajectory is ordinary OpenAI messages. A tool whose required key has
 no candidate yet cannot be called at this step (any key it could name would be invented).
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any
 
@@ -36,6 +39,57 @@ def seen_keys(messages: list[dict[str, Any]], world: World) -> dict[str, list[st
         found = [k.lower() for t in texts for k in pattern.findall(t)]
         out[c.name] = list(dict.fromkeys(found))
     return out
+
+
+MAX_VALUE_WORDS = 4
+MAX_VALUES = 400
+EDGE_PUNCTUATION = ".,!?;:\"'()[]{}<>`"
+
+
+def _leaves(doc: Any) -> list[str]:
+    if isinstance(doc, dict):
+        return [x for v in doc.values() for x in _leaves(v)]
+    if isinstance(doc, list):
+        return [x for v in doc for x in _leaves(v)]
+    return [doc] if isinstance(doc, str) else []
+
+
+def seen_values(messages: list[dict[str, Any]]) -> list[str]:
+    """Text values the conversation has shown, in order, once each: every run of 1 to 4 words of
+    the user's messages (edge punctuation off: "team/nightly-tests", "Basel SBB"), and every string
+    of the tool results (JSON leaves). What a field that names a record may be, under grounding."""
+    out: list[str] = []
+    for m in messages:
+        text = _text(m.get("content"))
+        if m["role"] == "tool":
+            try:
+                out += _leaves(json.loads(text))
+            except ValueError:
+                out.append(text.strip())
+        elif m["role"] == "user":
+            words = [w.strip(EDGE_PUNCTUATION) for w in text.split()]
+            for n in range(1, MAX_VALUE_WORDS + 1):
+                out += [" ".join(words[i : i + n]) for i in range(len(words) - n + 1) if all(words[i : i + n])]
+    kept = list(dict.fromkeys(v for v in out if v and len(v) <= 80))
+    return kept[-MAX_VALUES:]
+
+
+def _value_params(spec: ToolSpec, world: World) -> list[str]:
+    """The string parameters that name records by a field: a lookup's match fields, and a list's
+    filters on plain text fields (not an enum, not a reference: those are narrowed already)."""
+    b = spec.binding
+    c = world.collection(b.collection) if b else None
+    if b is None or c is None:
+        return []
+    fields = {f.name: f for f in c.fields}
+    named = [p for p, f in b.match.items() if fields.get(f) is not None and fields[f].type == "string"]
+    if b.action == "list":
+        named += [
+            p
+            for p, f in b.params.items()
+            if (x := fields.get(f)) is not None and x.type == "string" and not x.enum and x.ref is None
+        ]
+    return named
 
 
 def _key_params(spec: ToolSpec, world: World) -> dict[str, str]:
@@ -89,6 +143,18 @@ def ground_tools(
                 props.pop(param)  # an optional reference with nothing to point at is left out
                 continue
             props[param] = {**props[param], "enum": keys}
+        values = None
+        for param in _value_params(spec, world) if usable else []:
+            if param not in props or "enum" in props[param]:
+                continue
+            values = seen_values(messages) if values is None else values
+            if not values:
+                if param in required:
+                    usable = False
+                    break
+                props.pop(param)
+                continue
+            props[param] = {**props[param], "enum": values}
         if usable:
             out.append(narrowed)
     return out
