@@ -339,3 +339,27 @@ def test_grounding_narrows_a_field_that_names_the_record_to_values_the_conversat
     after = [*messages, {"role": "tool", "tool_call_id": "c1", "content": '{"owner": "acme-labs", "repo": "web"}'}]
     assert "acme-labs" in seen_values(after) and "web" in seen_values(after)
     assert [t["function"]["name"] for t in ground_tools(toolset, [], {WORLD.world_id: WORLD})] == ["search_issues"]
+
+
+def test_grounding_offers_a_tool_named_by_one_field_no_record_it_already_read():
+    """A small model repeats a lookup that just succeeded, step after step: a tool that names its
+    record by one field is not offered the value of a call that succeeded (as keys are not)."""
+    from worldsmith.worldmodel.grounding import ground_tools
+    from worldsmith.worldmodel.toolset import ToolSet
+
+    by_title = spec(
+        "get_issue_by_title",
+        {"title": S},
+        ["title"],
+        ToolBinding(world_id="wld_git", collection="issues", action="get", match={"title": "title"}),
+    )
+    messages = [{"role": "user", "content": "What is the state of 'Wrong login banner' and 'Package arrived late'?"}]
+    toolset = ToolSet.build([by_title])
+    (tool,) = ground_tools(toolset, messages, {WORLD.world_id: WORLD})
+    assert {"Wrong login banner", "Package arrived late"} <= set(
+        tool["function"]["parameters"]["properties"]["title"]["enum"]
+    )
+    done = {("get_issue_by_title", "match:wrong login banner")}
+    (tool,) = ground_tools(toolset, messages, {WORLD.world_id: WORLD}, done)
+    titles = tool["function"]["parameters"]["properties"]["title"]["enum"]
+    assert "Wrong login banner" not in titles and "Package arrived late" in titles

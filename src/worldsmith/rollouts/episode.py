@@ -202,15 +202,20 @@ class EpisodeRun:
         return r
 
     def keys_acted_on(self) -> set[tuple[str, str]]:
-        """(tool, record key) of every call that succeeded so far: grounding offers no tool that record again."""
+        """(tool, record key) of every call that succeeded so far: grounding offers no tool that record again.
+        A tool that names its record by one field instead (`fullname`) gives (tool, "match:<value>")."""
         by_name = self.ep.toolset.by_name
-        return {
-            (c.name, str(c.arguments.get(key)).lower())
-            for c in self.calls
-            if c.ok
-            and isinstance(c.arguments, dict)
-            and (key := by_name[c.name].binding.key_param if c.name in by_name and by_name[c.name].binding else None)
-        }
+        out = set()
+        for c in self.calls:
+            b = by_name[c.name].binding if c.name in by_name else None
+            if not c.ok or b is None or not isinstance(c.arguments, dict):
+                continue
+            if b.key_param:
+                out.add((c.name, str(c.arguments.get(b.key_param)).lower()))
+            elif len(b.match) == 1:
+                (param,) = b.match
+                out.add((c.name, "match:" + str(c.arguments.get(param)).lower()))
+        return out
 
     async def apply_agent(self, msg: dict[str, Any], raw: str | None = None) -> bool:
         """Appends the agent's message: a text reply (True: the user speaks next), or tool calls,

@@ -148,13 +148,16 @@ def ground_tools(
             if param not in props or "enum" in props[param]:
                 continue
             values = seen_values(messages) if values is None else values
-            if not values:
+            shown = values
+            if not b.key_param and list(b.match) == [param]:  # the record this tool already read, not again
+                shown = [v for v in values if (tool["function"]["name"], "match:" + v.lower()) not in done]
+            if not shown:
                 if param in required:
                     usable = False
                     break
                 props.pop(param)
                 continue
-            props[param] = {**props[param], "enum": values}
+            props[param] = {**props[param], "enum": shown}
         if usable:
             out.append(narrowed)
     return out
