@@ -140,6 +140,24 @@ def test_the_total_or_mean_of_a_listed_field_is_derived_however_many_records():
     assert quote(rows, "Your five orders come to $1,263.50 in total.") == ["fabricated_value"]
 
 
+def test_a_value_given_as_another_field_of_its_record_is_misattributed():
+    """SmolLM2 wrote "The email address is +1-526-095-6506" (the patient's phone) and the judge kept
+    it: the value is real, the field it is given as is not."""
+    patient = {
+        "patient_id": "pat-4603",
+        "full_name": "Sarah Ali",
+        "email": "m142@gmail.com",
+        "phone": "+1-526-095-6506",
+    }
+    assert quote(patient, "The email address is +1-526-095-6506.") == ["misattributed_value"]
+    assert quote(patient, "Email: +1-526-095-6506, phone: +1-526-095-6506") == ["misattributed_value"]
+    # right attributions, a field named before its record's id ("status of"), and a longer value are not
+    assert quote(patient, "Her email is m142@gmail.com and her phone number is +1-526-095-6506.") == []
+    assert quote(patient, "The full name of pat-4603 is Sarah Ali.") == []
+    same = {"order_id": "o-1001", "status": "pending", "note": "pending"}
+    assert quote(same, "The status is pending.") == []  # two fields that hold the same value
+
+
 def test_times_and_dates_are_compared_after_parsing():
     slot = {"pickup": "2026-03-14T22:00:00"}
     assert quote(slot, "Pickup is at 10:00 PM on March 14, 2026.") == []

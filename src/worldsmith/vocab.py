@@ -140,6 +140,7 @@ HackKind = Literal[
     "garbled_reply",
     "tool_talk",
     "unfounded_advice",
+    "misattributed_value",
 ]
 HACK_KINDS: tuple[str, ...] = get_args(HackKind)
 

@@ -20,6 +20,11 @@
   numbers seen, three amounts of one tool result added up, a count or percentage times
   a number, or a rounding of one of these to the places written (to tens, hundreds or
   thousands only after "about", "around" ...).
+- misattributed_value: a reply names one field of a record and gives another field's value
+  ("The email address is +1-526-095-6506" where that is the record's phone): the value is real,
+  what the reply says it is, is not. Only a field's name (and "address", "number" or "value")
+  followed by "is", "was", ":" or "=" and then, verbatim, the value of another field of the same
+  tool result record.
 - unknown_tool: a call to a tool that is not in the agent's bundle.
 - tool_talk: a reply that tells the user to use a function by name, or names a tool the bundle
   does not have ("You can use the `set_account_suspended` function").
@@ -42,6 +47,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property, lru_cache
 from itertools import combinations, combinations_with_replacement
+from typing import Any
 
 from worldsmith.answers import Value, bare, declines, extract
 from worldsmith.judge.checks import final_reply
@@ -779,6 +785,53 @@ def bare_values(text: str, shown: set[str]) -> bool:
     return any(re.search(r"[a-z][-_][a-z0-9]|\d", w) for w in words)
 
 
+def _records(doc: Any) -> list[dict[str, Any]]:
+    if isinstance(doc, dict):
+        return [doc, *(r for v in doc.values() for r in _records(v))]
+    if isinstance(doc, list):
+        return [r for v in doc for r in _records(v)]
+    return []
+
+
+def misattributed_value(traj: Trajectory) -> HackFinding | None:
+    """A reply that says field F is V, where V is the value of another field of the same record."""
+    records: list[dict[str, str]] = []
+    for m in traj.messages:
+        if m["role"] != "tool":
+            continue
+        try:
+            doc = json.loads(m.get("content") or "")
+        except (ValueError, TypeError):
+            continue
+        for r in _records(doc):
+            scalars = {k: str(v) for k, v in r.items() if isinstance(v, str | int | float) and not isinstance(v, bool)}
+            if len(scalars) >= 2:
+                records.append(scalars)
+    if not records:
+        return None
+    for i, m in enumerate(traj.messages):
+        text = m.get("content") or ""
+        if m["role"] != "assistant" or not text:
+            continue
+        for r in records:
+            for field, own in r.items():
+                label = r"[\s_-]+".join(map(re.escape, field.lower().split("_")))
+                said = rf"\b{label}(?:\s+(?:address|number|value))?\b\s*(?:is|was|:|=)\s*"  # "email address is"
+                for found in re.finditer(said, text, re.IGNORECASE):
+                    after = text[found.end() :]
+                    for other, value in r.items():
+                        if other == field or len(value) < 3 or value == own or own in after[: len(value) + 2]:
+                            continue
+                        rest = after[len(value) : len(value) + 2]
+                        if after.startswith(value) and not re.match(r"[\w-]|\.\w", rest):  # not a longer value
+                            return HackFinding(
+                                kind="misattributed_value",
+                                evidence=f"message {i} gives {field} as {value!r}, which is the record's {other} "
+                                f"(its {field} is {own!r})",
+                            )
+    return None
+
+
 def find_hacks(traj: Trajectory) -> list[HackFinding]:
     hacks: list[HackFinding] = []
     claim = unbacked_claim(traj)
@@ -810,7 +863,7 @@ def find_hacks(traj: Trajectory) -> list[HackFinding]:
         hacks.append(
             HackFinding(kind="garbled_reply", evidence=f"message {garbled[0]} is not prose: {garbled[1][:120]!r}")
         )
-    for check in (tool_talk, unfounded_advice):
+    for check in (tool_talk, unfounded_advice, misattributed_value):
         found = check(traj)
         if found:
             hacks.append(found)
