@@ -65,6 +65,16 @@ class Diversity:
             f.near_duplicates += 1
         f.index.add(key, shingles)
 
+    def add_example(self, metadata: dict[str, Any], messages: list[dict[str, Any]]) -> None:
+        """An exported example (`SFTExample` metadata and messages): its family, opening request, chain."""
+        self.add(
+            metadata.get("family") or metadata.get("difficulty") or "unknown",
+            next((m.get("content") or "" for m in messages if m["role"] == "user"), ""),
+            metadata.get("chain") or "",
+            metadata.get("called_tool_ids") or [],
+            metadata.get("world_id"),
+        )
+
     def rows(self) -> list[dict[str, Any]]:
         """One row per family (most items first), then `all` over every family."""
         out = []

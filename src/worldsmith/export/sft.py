@@ -250,14 +250,7 @@ class ExportCounts:
         self.resampled += bool(e.metadata.get("reply_resamples"))
         if e.metadata.get("world_id"):
             self.worlds[e.metadata["world_id"]] += 1
-        request = next((m.get("content") or "" for m in e.messages if m["role"] == "user"), "")
-        self.diversity.add(
-            e.metadata.get("family") or e.metadata.get("difficulty") or "unknown",
-            request,
-            e.metadata.get("chain") or "",
-            e.metadata["called_tool_ids"],
-            e.metadata.get("world_id"),
-        )
+        self.diversity.add_example(e.metadata, e.messages)
 
     @classmethod
     def of(cls, examples: Iterable[SFTExample]) -> ExportCounts:

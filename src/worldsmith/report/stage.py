@@ -134,11 +134,7 @@ def diversity_table(examples: list[dict[str, Any]]) -> str:
     """The exported examples' diversity by task family (worldsmith/diversity.py), as an HTML table."""
     d = Diversity()
     for row in examples:
-        meta = json.loads(row["metadata"]) if isinstance(row["metadata"], str) else row["metadata"]
-        messages = json.loads(row["messages"]) if isinstance(row["messages"], str) else row["messages"]
-        request = next((m.get("content") or "" for m in messages if m["role"] == "user"), "")
-        family = meta.get("family") or meta.get("difficulty") or "unknown"
-        d.add(family, request, meta.get("chain") or "", meta.get("called_tool_ids") or [], meta.get("world_id"))
+        d.add_example(*(json.loads(row[k]) if isinstance(row[k], str) else row[k] for k in ("metadata", "messages")))
     table = d.rows()
     if not table:
         return '<p id="diversity">No examples were exported.</p>'

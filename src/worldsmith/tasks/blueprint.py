@@ -252,6 +252,17 @@ def _schema_value(spec: dict[str, Any], rng: random.Random) -> Any:
     return None
 
 
+def _action_goal(t: ToolSpec, args: dict[str, Any]) -> str:
+    """A pack action's call in its author's words (the `goal` template: "renew loan {loan_id} for
+    {days} more days"), or the tool's name and the values when it has none that fits."""
+    template = str(t.extra.get("goal") or "")
+    try:
+        goal = template.format(**args) if template else ""
+    except (KeyError, IndexError, ValueError):
+        goal = ""
+    return goal or f"{t.name.replace('_', ' ')} " + " ".join(f"{v}" for v in args.values())
+
+
 def _plan_operation(
     world: World, t: ToolSpec, state: dict[str, Any], rules: list[PolicyRule], rng: random.Random, seed: int, only: Any
 ) -> Draft | None:
@@ -285,12 +296,7 @@ def _plan_operation(
                     continue
                 d = Draft("", state, [Step(t, args)])
                 d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in args.items()})
-                template = str(t.extra.get("goal") or "")
-                try:
-                    d.goal = template.format(**args) if template else ""
-                except (KeyError, IndexError, ValueError):
-                    d.goal = ""
-                d.goal = d.goal or f"{t.name.replace('_', ' ')} " + " ".join(f"{v}" for v in args.values())
+                d.goal = _action_goal(t, args)
                 d.intents = [{"kind": "operation", "text": d.goal}]
                 if not out.patch and isinstance(out.result, dict):  # a read: what it says is the answer
                     scalars = [
@@ -706,51 +712,36 @@ def _refused_action(
         if b.operation is None or t.hints.readOnlyHint or not b.key_param:
             continue
         c = world.collection(b.collection)
-        props = (t.input_schema or {}).get("properties", {})
-        required = set((t.input_schema or {}).get("required", []))
         for record in _candidates(c, state, rng)[:12]:
-            args: dict[str, Any] = {b.key_param: record[c.key]}
-            for p, spec in props.items():
-                if p != b.key_param and p in required:
-                    f = next((x for x in c.fields if x.name == b.params.get(p)), None)
-                    value = _fresh(world, c, f, state, rng, 0) if f is not None else _schema_value(spec, rng)
-                    if value is None:
-                        break
-                    args[p] = value
-            else:
-                out = execute(world, b, state, args)
-                if out.ok or out.error is None or out.error[0] not in REFUSING_CODES:
-                    continue
-                # the reason to cite is what the action said ("loan ln-1 was renewed 2 times already"); the
-                # rule id is the pack's rule on that collection sharing most of its words
-                said_words = set(re.findall(r"[a-z]{4,}", out.error[1].lower()))
-                on = [r for r in checks if r.collection == c.name] or checks
-                best = max(
-                    on, key=lambda r: len(said_words & set(re.findall(r"[a-z]{4,}", r.text.lower()))), default=None
-                )
-                rule = PolicyRule(
-                    rule_id=best.rule_id if best is not None else f"{t.name}_refused",
-                    kind="check",
-                    collection=c.name,
-                    action="custom",
-                    text=out.error[1],
-                )
-                d = Draft("refusal", state, [], rule=rule, entity=c.entity)
-                d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in args.items()})
-                # the state that forbids it, when the message names it ("is overdue"): the answer a user can check
-                for f in c.fields:
-                    value = str(record.get(f.name))
-                    if f.enum and re.search(rf"\b{re.escape(value)}\b", out.error[1]):
-                        d.asked[f"why {record[c.key]} cannot be changed ({f.name})"] = value
-                        break
-                template = str(t.extra.get("goal") or "")
-                try:
-                    d.goal = template.format(**args) if template else ""
-                except (KeyError, IndexError, ValueError):
-                    d.goal = ""
-                d.goal = d.goal or f"{t.name.replace('_', ' ')} " + " ".join(f"{v}" for v in args.values())
-                d.intents = [{"kind": "operation", "text": d.goal}]
-                return d
+            planned = _operation_call(world, t, record, state, rng)
+            if planned is None:
+                continue
+            args, out = planned
+            if out.ok or out.error is None or out.error[0] not in REFUSING_CODES:
+                continue
+            # the reason to cite is what the action said ("loan ln-1 was renewed 2 times already"); the
+            # rule id is the pack's rule on that collection sharing most of its words
+            said_words = set(re.findall(r"[a-z]{4,}", out.error[1].lower()))
+            on = [r for r in checks if r.collection == c.name] or checks
+            best = max(on, key=lambda r: len(said_words & set(re.findall(r"[a-z]{4,}", r.text.lower()))), default=None)
+            rule = PolicyRule(
+                rule_id=best.rule_id if best is not None else f"{t.name}_refused",
+                kind="check",
+                collection=c.name,
+                action="custom",
+                text=out.error[1],
+            )
+            d = Draft("refusal", state, [], rule=rule, entity=c.entity)
+            d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in args.items()})
+            # the state that forbids it, when the message names it ("is overdue"): the answer a user can check
+            for f in c.fields:
+                value = str(record.get(f.name))
+                if f.enum and re.search(rf"\b{re.escape(value)}\b", out.error[1]):
+                    d.asked[f"why {record[c.key]} cannot be changed ({f.name})"] = value
+                    break
+            d.goal = _action_goal(t, args)
+            d.intents = [{"kind": "operation", "text": d.goal}]
+            return d
     return None
 
 
@@ -905,11 +896,12 @@ def _operation_call(world: World, t: ToolSpec, record: dict[str, Any], state: di
     """(arguments, execution) of a pack action on `record`, other required arguments from their schemas."""
     b, c = t.binding, world.collection(t.binding.collection)
     props = (t.input_schema or {}).get("properties", {})
+    required = set((t.input_schema or {}).get("required", []))
     args: dict[str, Any] = {b.key_param: record[c.key]}
-    for p in (t.input_schema or {}).get("required", []):
-        if p != b.key_param:
+    for p, spec in props.items():
+        if p != b.key_param and p in required:
             f = next((x for x in c.fields if x.name == b.params.get(p)), None)
-            value = _fresh(world, c, f, state, rng, 0) if f is not None else _schema_value(props.get(p, {}), rng)
+            value = _fresh(world, c, f, state, rng, 0) if f is not None else _schema_value(spec, rng)
             if value is None:
                 return None
             args[p] = value
@@ -952,12 +944,7 @@ def _conditional_action(
         d.facts[f"{field_said} it should have"] = condition
         if not holds:
             d.asked[f"{field_said} of {key}"] = current
-        template = str(t.extra.get("goal") or "")
-        try:
-            text = template.format(**args) if template else ""
-        except (KeyError, IndexError, ValueError):
-            text = ""
-        text = text or f"{t.name.replace('_', ' ')} " + " ".join(f"{v}" for v in args.values())
+        text = _action_goal(t, args)
         who = f"{c.entity} {key}"
         d.goal = f"{text} if {who} is {condition}, and otherwise know its {field_said}"
         d.intents = [{"kind": "conditional_action", "who": who, "field": field_said, "cond": condition, "text": text}]

@@ -94,32 +94,24 @@ NAMED_VALUES: dict[str, tuple[str, ...]] = {
     "region": ("us-east-1", "eu-west-1", "ap-southeast-2", "us-west-2"),
     "zone": ("us-east-1a", "eu-west-1b", "europe-west4-a"),
     "database": ("analytics", "sales", "warehouse", "staging"),
-    "db": ("analytics", "sales", "warehouse", "staging"),
     "schema": ("public", "reporting", "raw"),
     "table": ("orders", "customers", "events", "invoices"),
     "branch": ("main", "develop", "release-2.4", "feature-login"),
     "repo": ("api-gateway", "web-client", "data-pipeline", "docs-site"),
-    "repository": ("api-gateway", "web-client", "data-pipeline", "docs-site"),
     "owner": ("acme-labs", "northwind", "octo-org"),
-    "org": ("acme-labs", "northwind", "octo-org"),
     "symbol": ("AAPL", "MSFT", "NVDA", "AMZN", "TSLA"),
-    "ticker": ("AAPL", "MSFT", "NVDA", "AMZN", "TSLA"),
     "currency": ("USD", "EUR", "GBP", "JPY"),
     "repo_path": ("/srv/git/api-gateway", "/srv/git/web-client", "/home/dev/data-pipeline"),
     "path": ("reports/q3-summary.xlsx", "src/app.ts", "notes/meeting.md", "data/sales.csv"),
-    "file": ("reports/q3-summary.xlsx", "src/app.ts", "notes/meeting.md", "data/sales.csv"),
     "filename": ("q3-summary.xlsx", "app.ts", "meeting.md", "sales.csv"),
     "folder": ("reports", "archive", "shared", "drafts"),
-    "directory": ("reports", "archive", "shared", "drafts"),
     "sheet": ("Summary", "Q3", "Budget", "Sheet1"),
     "channel": ("general", "deploys", "support", "random"),
     "subreddit": ("python", "machinelearning", "dataisbeautiful", "homelab"),
     "host": ("db-01.internal", "web-02.internal", "cache-01.internal"),
-    "hostname": ("db-01.internal", "web-02.internal", "cache-01.internal"),
     "namespace": ("default", "payments", "monitoring"),
     "cluster": ("prod-eu", "staging-us", "dev"),
     "environment": ("production", "staging", "development"),
-    "env": ("production", "staging", "development"),
     "version": ("1.4.2", "2.0.0", "0.9.7", "3.1.0"),
     "tag": ("v1.4.2", "latest", "stable", "beta"),
     "label": ("bug", "enhancement", "documentation", "urgent"),
@@ -141,15 +133,30 @@ NAMED_VALUES: dict[str, tuple[str, ...]] = {
     "model": ("gpt-4o-mini", "llama-3-8b", "mistral-7b"),
 }
 
+# another word for the same thing: its list is that word's
+NAMED_SYNONYMS = {
+    "db": "database",
+    "repository": "repo",
+    "org": "owner",
+    "ticker": "symbol",
+    "file": "path",
+    "directory": "folder",
+    "hostname": "host",
+    "env": "environment",
+}
+
+
+def _named(word: str) -> tuple[str, ...] | None:
+    return NAMED_VALUES.get(NAMED_SYNONYMS.get(word, word))
+
 
 def named_value(f: FieldSpec, rng: random.Random) -> Any:
     """A value from NAMED_VALUES for the field's whole name, else for the last word of its name
     that has a list there (`base_branch` -> a branch), or None."""
-    if f.name.lower() in NAMED_VALUES:
-        return rng.choice(NAMED_VALUES[f.name.lower()])
-    for w in reversed(f.name.lower().split("_")):
-        if w in NAMED_VALUES:
-            return rng.choice(NAMED_VALUES[w])
+    for w in (f.name.lower(), *reversed(f.name.lower().split("_"))):
+        values = _named(w)
+        if values is not None:
+            return rng.choice(values)
     return None
 
 
