@@ -4,13 +4,11 @@ values asked), the request check, and what the judge then makes of right and wro
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from worldsmith.config import JudgeConfig
 from worldsmith.judge.stage import decide
-from worldsmith.records import Domain, Persona, Task, ToolCall, Trajectory, UserGoal, WorldStates
+from worldsmith.records import Domain, Persona, Task, Trajectory, UserGoal
 from worldsmith.tasks.blueprint import (
     BlueprintFailure,
     Draft,
@@ -110,58 +108,9 @@ def _cancel_draft() -> Draft:
 
 def _trajectory(task: Task, calls: list[tuple[str, dict]], reply: str, status: str = "finished") -> Trajectory:
     """An episode as the rollouts record it, with its calls executed on the task's world by code."""
-    from worldsmith.worldmodel.execute import execute
+    from test_families import episode
 
-    state, records, patches, messages = (
-        task.initial_state,
-        [],
-        [],
-        [{"role": "system", "content": "s"}, {"role": "user", "content": task.user_goal.request}],
-    )
-    for i, (name, args) in enumerate(calls):
-        out = execute(WORLD, BY_NAME[name].binding, state, args)
-        state = apply_patch(state, out.patch) if out.ok else state
-        messages += [
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-                ],
-            },
-            {"role": "tool", "tool_call_id": f"c{i}", "content": out.content},
-        ]
-        records.append(
-            ToolCall(
-                turn=1,
-                call_id=f"c{i}",
-                name=name,
-                tool=name,
-                tool_id=BY_NAME[name].tool_id,
-                arguments=args,
-                read_only=BY_NAME[name].annotations["readOnlyHint"],
-                executor="code",
-                ok=out.ok,
-                patch_ops=len(out.patch),
-            )
-        )
-        if out.patch:
-            patches.append({"call_id": f"c{i}", "tool": name, "patch": out.patch})
-    messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": "Thanks. ###STOP###"}]
-    return Trajectory(
-        trajectory_id="trj",
-        task_id=task.task_id,
-        agent_id="a",
-        sample=0,
-        seed=1,
-        messages=messages,
-        tools=[],
-        world_states=WorldStates(initial=task.initial_state, final=state, patches=patches),
-        calls=records,
-        model="m",
-        status=status,
-        reason="user_stop",
-    )
+    return episode(WORLD, TOOLS, task, calls, reply, status)
 
 
 def _task(d: Draft) -> Task:

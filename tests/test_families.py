@@ -38,7 +38,14 @@ def task_of(world: World, d: Draft) -> Task:
     )
 
 
-def episode(world: World, tools: list[ToolSpec], task: Task, calls: list[tuple[str, dict]], reply: str) -> Trajectory:
+def episode(
+    world: World,
+    tools: list[ToolSpec],
+    task: Task,
+    calls: list[tuple[str, dict]],
+    reply: str,
+    status: str = "finished",
+) -> Trajectory:
     """An episode as the rollouts record it, its calls executed by code on the task's world."""
     by_name = {t.name: t for t in tools}
     state, records, patches = task.initial_state, [], []
@@ -79,7 +86,7 @@ def episode(world: World, tools: list[ToolSpec], task: Task, calls: list[tuple[s
         world_states=WorldStates(initial=task.initial_state, final=state, patches=patches),
         calls=records,
         model="m",
-        status="finished",
+        status=status,
         reason="user_stop",
     )
 
