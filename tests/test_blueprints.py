@@ -110,7 +110,7 @@ def _trajectory(task: Task, calls: list[tuple[str, dict]], reply: str, status: s
     """An episode as the rollouts record it, with its calls executed on the task's world by code."""
     from test_families import episode
 
-    return episode(WORLD, TOOLS, task, calls, reply, status)
+    return episode(WORLD, list(BY_NAME.values()), task, calls, reply, status)  # BY_NAME: other tests add tools
 
 
 def _task(d: Draft) -> Task:
