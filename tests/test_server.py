@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -114,3 +116,43 @@ def test_the_printed_command_is_the_worldsmith_that_runs(monkeypatch, tmp_path):
     assert worldsmith_command() == str(Path(venv_bin.parent.name) / "bin" / "worldsmith")
     monkeypatch.setenv("PATH", str(venv_bin))
     assert worldsmith_command() == "worldsmith"
+
+
+@pytest.mark.engine
+def test_a_runs_server_stops_when_the_run_is_killed_outright(tmp_path, project_root):
+    """A run killed with SIGKILL (a test's timeout, the OOM killer) cannot stop the server it started; that server
+    then kept a full core busy for hours and slowed every later run on the machine. It now notices and stops."""
+    port = free_port()
+    owner = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from pathlib import Path\n"
+            "from worldsmith.config import ServerConfig\n"
+            "from worldsmith.llm.server import embedded_server\n"
+            f"with embedded_server(ServerConfig(port={port}), Path({str(project_root)!r}), Path({str(tmp_path)!r})):\n"
+            "    print('ready', flush=True)\n"
+            "    time.sleep(600)\n",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    server = ModelServer(ServerConfig(port=port), project_root, tmp_path)
+    try:
+        lines = [owner.stdout.readline() for _ in range(3)]  # its log lines, then "ready"
+        assert "ready\n" in lines and server.healthy(), lines
+        pid = server.state()["pid"]
+        owner.kill()  # SIGKILL: no finally, no context manager exit
+        owner.wait()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and server.healthy(timeout=1):
+            time.sleep(0.5)
+        assert not server.healthy(timeout=1)
+        time.sleep(1)
+        status = Path(f"/proc/{pid}/status")
+        assert not status.exists() or "State:\tZ" in status.read_text()  # gone (or a zombie awaiting its reaper)
+    finally:
+        owner.kill()
+        server.stop()

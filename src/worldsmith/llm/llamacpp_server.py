@@ -1,5 +1,6 @@
 """Run llama.cpp's OpenAI-compatible server in this process (the `xllamacpp` wheel has no
-server command line). Started by `worldsmith serve` as its own process; stops on SIGTERM."""
+server command line). Started by `worldsmith serve` as its own process; stops on SIGTERM, and
+with `--exit-with PID` (a run's embedded server) also when the process that started it is gone."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ def main() -> None:
     )
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--chat-template", required=True, help="Jinja chat template file")
+    parser.add_argument(
+        "--exit-with",
+        type=int,
+        default=0,
+        help="the pid of the process that started this one: stop when it is gone (0: outlive it, as `serve` does)",
+    )
     args = parser.parse_args()
 
     import xllamacpp
@@ -50,11 +57,21 @@ def main() -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
+    if args.exit_with:  # a run killed outright (SIGKILL) cannot stop its server: the server notices instead
+        threading.Thread(target=_exit_with, args=(args.exit_with, stop), daemon=True).start()
     server = xllamacpp.Server(params)  # noqa: F841  (keeps serving while referenced)
     print(f"worldsmith: llama.cpp serving {args.alias} on {server.listening_address} (pid {os.getpid()})", flush=True)
     stop.wait()
     print("worldsmith: llama.cpp server stopping", flush=True)
     os._exit(0)  # the native server threads do not join; exit without waiting on them
+
+
+def _exit_with(owner: int, stop: threading.Event, every_s: float = 1.0) -> None:
+    """Set `stop` once `owner`, this process's parent, is gone (the parent pid changes to a reaper's)."""
+    while not stop.wait(every_s):
+        if os.getppid() != owner:
+            print(f"worldsmith: the process that started this server ({owner}) is gone; stopping", flush=True)
+            stop.set()
 
 
 if __name__ == "__main__":

@@ -252,13 +252,17 @@ class ModelServer:
                 raise ServerError(f"converting {gguf.name} to an HF folder failed:\n{self.log_tail()}")
         return out
 
-    def start(self) -> None:
-        """Start the engine in the background and wait until it answers, or raise with its log."""
+    def start(self, owner_pid: int | None = None) -> None:
+        """Start the engine in the background and wait until it answers, or raise with its log. With
+        `owner_pid` (the caller's pid) a llama.cpp server stops by itself when that process is gone, so a run
+        killed outright leaves no server behind; without it the server outlives its caller (`worldsmith serve`)."""
         if self.healthy():
             raise ServerError(
                 f"something already answers on {self.base}; stop it first ({worldsmith_command()} serve --stop)"
             )
         command = self.command()
+        if owner_pid and self.engine == "llamacpp":
+            command += ["--exit-with", str(owner_pid)]
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self.state_file.parent.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
@@ -386,7 +390,7 @@ def embedded_server(cfg: ServerConfig, project_root: Path, data_dir: Path, log=p
         return
     log(f"starting the embedded {server.engine} server on {server.url} (log: {server.log_file})")
     t0 = time.monotonic()
-    server.start()
+    server.start(owner_pid=os.getpid())
     log(f"{server.engine} server ready in {time.monotonic() - t0:.1f}s")
     try:
         yield server.url
