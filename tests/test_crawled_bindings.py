@@ -332,7 +332,12 @@ def test_grounding_narrows_a_field_that_names_the_record_to_values_the_conversat
     toolset = ToolSet.build([GET_ISSUE, SEARCH])
     (get, search) = ground_tools(toolset, messages, {WORLD.world_id: WORLD})
     props = get["function"]["parameters"]["properties"]
-    assert props["owner"]["enum"] == props["repo"]["enum"] == shown
+    assert props["owner"]["enum"] == props["repo"]["enum"] and set(props["owner"]["enum"]) <= set(shown)
+    assert {"acme", "api"} <= set(props["owner"]["enum"])
+    # a field's or the entity's name is not a value, nor is a name followed by one; nor a run of words that
+    # starts or ends with "the", "Hi"
+    assert not {"state", "issue", "number", "repo", "owner", "owner acme"} & set(props["owner"]["enum"])
+    assert not {"Hi", "the issue", "state of the", "acme, number"} & set(shown)
     assert "enum" not in props["issue_number"]  # a number: not narrowed
     assert "enum" not in search["function"]["parameters"]["properties"]["q"]  # a search is free text
     # a tool result's strings are values too; before anything was said, a tool that needs a name is not offered
@@ -359,6 +364,17 @@ def test_grounding_offers_a_tool_named_by_one_field_no_record_it_already_read():
     assert {"Wrong login banner", "Package arrived late"} <= set(
         tool["function"]["parameters"]["properties"]["title"]["enum"]
     )
+    # SmolLM2, once the value it read was taken, wrote the next run of words: "team/nightly-tests and"
+    said = [
+        {
+            "role": "user",
+            "content": "Can you look up the item with fullname team/nightly-tests and tell me its "
+            "config xml and folder depth? Thanks in advance, have a good one!",
+        }
+    ]
+    (tool,) = ground_tools(toolset, said, {WORLD.world_id: WORLD}, {("get_issue_by_title", "match:team/nightly-tests")})
+    left = tool["function"]["parameters"]["properties"]["title"]["enum"]
+    assert not [v for v in left if v.lower().endswith((" and", " tell", " me")) or " and " in v], left
     done = {("get_issue_by_title", "match:wrong login banner")}
     (tool,) = ground_tools(toolset, messages, {WORLD.world_id: WORLD}, done)
     titles = tool["function"]["parameters"]["properties"]["title"]["enum"]

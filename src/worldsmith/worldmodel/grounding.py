@@ -46,6 +46,26 @@ MAX_VALUES = 400
 EDGE_PUNCTUATION = ".,!?;:\"'()[]{}<>`"
 
 
+# Words a run of the user's words that names a value does not start or end with ("team/nightly-tests and",
+# "tell me", "Thanks in advance"): a weak policy offered every run of words picks such ones when the right value
+# is taken. Joiners do not sit inside one ("config xml and folder").
+_FUNCTION_WORDS = (
+    "a an the and or but of to in on at by for with from about as into than "
+    "i me my we our you your it its they them their he him his she her this that these those there "
+    "is are was were be been am do does did have has had can could would will shall should may might "
+    "please thanks thank hi hello hey dear regards cheers advance good great day one "
+    "what which who whose whom when where why how whether if then also just so not no yes "
+    "tell look find show give get let know check see want need like up"
+)
+FUNCTION_WORDS = frozenset(_FUNCTION_WORDS.split())
+JOINERS = frozenset({"and", "or", "but", "with", "tell", "me", "please", "thanks"})
+
+
+def _names_a_value(words: list[str]) -> bool:
+    low = [w.lower() for w in words]
+    return low[0] not in FUNCTION_WORDS and low[-1] not in FUNCTION_WORDS and not JOINERS & set(low[1:-1])
+
+
 def _leaves(doc: Any) -> list[str]:
     if isinstance(doc, dict):
         return [x for v in doc.values() for x in _leaves(v)]
@@ -56,8 +76,9 @@ def _leaves(doc: Any) -> list[str]:
 
 def seen_values(messages: list[dict[str, Any]]) -> list[str]:
     """Text values the conversation has shown, in order, once each: every run of 1 to 4 words of
-    the user's messages (edge punctuation off: "team/nightly-tests", "Basel SBB"), and every string
-    of the tool results (JSON leaves). What a field that names a record may be, under grounding."""
+    the user's messages (edge punctuation off: "team/nightly-tests", "Basel SBB") that does not
+    start or end with a function word, and every string of the tool results (JSON leaves). What a
+    field that names a record may be, under grounding."""
     out: list[str] = []
     for m in messages:
         text = _text(m.get("content"))
@@ -69,9 +90,20 @@ def seen_values(messages: list[dict[str, Any]]) -> list[str]:
         elif m["role"] == "user":
             words = [w.strip(EDGE_PUNCTUATION) for w in text.split()]
             for n in range(1, MAX_VALUE_WORDS + 1):
-                out += [" ".join(words[i : i + n]) for i in range(len(words) - n + 1) if all(words[i : i + n])]
+                out += [
+                    " ".join(words[i : i + n])
+                    for i in range(len(words) - n + 1)
+                    if all(words[i : i + n]) and _names_a_value(words[i : i + n])
+                ]
     kept = list(dict.fromkeys(v for v in out if v and len(v) <= 80))
     return kept[-MAX_VALUES:]
+
+
+def _world_words(world: World) -> set[str]:
+    """The world's collection, entity and field names, as written and as said, and each of their words."""
+    names = [n for c in world.collections for n in (c.name, c.entity, *(f.name for f in c.fields))]
+    said = {n.lower() for name in names for n in (name, re.sub(r"[_-]+", " ", name))}
+    return said | {w for n in said for w in n.split()}
 
 
 def _value_params(spec: ToolSpec, world: World) -> list[str]:
@@ -147,7 +179,11 @@ def ground_tools(
         for param in _value_params(spec, world) if usable else []:
             if param not in props or "enum" in props[param]:
                 continue
-            values = seen_values(messages) if values is None else values
+            if values is None:  # a field's or an entity's name ("config xml", "item") is not a value, nor a
+                names = _world_words(world)  # name followed by the value ("fullname team/nightly-tests")
+                values = [
+                    v for v in seen_values(messages) if v.lower() not in names and v.split()[0].lower() not in names
+                ]
             shown = values
             if not b.key_param and list(b.match) == [param]:  # the record this tool already read, not again
                 shown = [v for v in values if (tool["function"]["name"], "match:" + v.lower()) not in done]
