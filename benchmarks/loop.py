@@ -1,14 +1,18 @@
 """The loop, run for real: synthesise -> filter -> fine-tune (Muon and AdamW, same data and
-steps) -> evaluate base vs both on the same held-out tasks and seeds, with grounding off,
-in constrained and native tool-call modes. Every size is an argument.
+steps) -> evaluate base vs both on the tasks of the worlds the training split never touched
+(export.split_by: world), same seeds, grounding off, in constrained and native tool-call modes,
+base and tuned at the same precision (the packaged 4-bit base de-quantised and converted like
+the tuned models). Every size is an argument.
 
     python benchmarks/loop.py [--agents 24] [--tasks-per-agent 4] [--samples 4] [--steps 40] [--eval-samples 4]
-                              [--eval-tasks 24] [--set KEY=VALUE ...] [--stages judge,export,report]
+                              [--eval-tasks 24] [--optimizers muon,adamw] [--set KEY=VALUE ...]
+                              [--stages judge,export,report]
                               [--out benchmarks/results/loop.json]
 
 Each figure is a rate over episodes with its Wilson 95% interval, so a difference between
-models reads against the noise of the sample. Resumable: the run, the trainings and the
-eval runs all resume (same sizes, same ids).
+models reads against the noise of the sample; pass rates by task family, and the share of
+episodes whose calls all parse, so a format gain and a skill gain read as different rows.
+Resumable: the run, the trainings and the eval runs all resume (same sizes, same ids).
 """
 
 from __future__ import annotations
@@ -26,19 +30,9 @@ sys.path.insert(0, str(ROOT / "src"))
 from worldsmith import pipeline  # noqa: E402
 from worldsmith.config import load_config  # noqa: E402
 from worldsmith.evaluate import evaluate_models  # noqa: E402
-from worldsmith.evaluate.play import EvalModel, VoidEval  # noqa: E402
+from worldsmith.evaluate.play import EvalModel, VoidEval, rate_with_interval, wilson  # noqa: E402
 from worldsmith.finetune.loop import finetune_paths, train  # noqa: E402
 from worldsmith.summary import print_summary  # noqa: E402
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson score interval of k successes in n trials."""
-    if n == 0:
-        return 0.0, 0.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def newcombe(k1: int, n1: int, k2: int, n2: int) -> tuple[float, float, float]:
@@ -62,6 +56,7 @@ def main(argv: list[str]) -> None:
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--eval-samples", type=int, default=4, help="episodes per held-out task and model (k of pass^k)")
     ap.add_argument("--eval-tasks", type=int, default=24, help="held-out tasks played (0: all)")
+    ap.add_argument("--optimizers", default="muon,adamw", help="comma-separated: muon, adamw (each trains a model)")
     ap.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--name", default="loop")
     ap.add_argument(
@@ -78,6 +73,7 @@ def main(argv: list[str]) -> None:
         f"bundles.count={a.agents}",
         f"tasks.per_agent={a.tasks_per_agent}",
         f"rollouts.samples_per_task={a.samples}",
+        "export.split_by=world",
         "export.validation_fraction=0.25",
         f"finetune.max_steps={a.steps}",
         f"finetune.batch_size={a.batch}",
@@ -109,7 +105,7 @@ def main(argv: list[str]) -> None:
 
     models = [EvalModel("base", cfg.finetune.base_model)]
     trained: dict[str, dict] = {}
-    for optimizer in ("muon", "adamw"):
+    for optimizer in a.optimizers.split(","):
         ocfg, _ = load_config(ROOT / "pipeline.yaml", [*sizes, *a.overrides, f"finetune.optimizer={optimizer}"])
         source, out = finetune_paths(ocfg, root)
         mark = time.monotonic()
@@ -155,6 +151,8 @@ def main(argv: list[str]) -> None:
                 "tool_call_validity": r.tool_call_validity,
                 "exact_argument_rate": r.exact_argument_rate,
                 "call_rate": r.call_rate,
+                "format_rate": r.format_rate,
+                "by_family": r.by_family,
             }
         )
     base = {r.mode: r for r in results if r.label == "base"}
@@ -179,9 +177,9 @@ def main(argv: list[str]) -> None:
     a.out.write_text(json.dumps(out, indent=2))
     print(
         "\n| model | mode | episodes | server errors | pass rate (95% CI) | minus base (95% CI) | pass^1 | exact args "
-        "| any tool call |"
+        "| any tool call | calls parse |"
     )
-    print("| --- | --- | ---: | ---: | --- | --- | ---: | ---: | ---: |")
+    print("| --- | --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: |")
     for row in rows:
         lo, hi = row["pass_rate_ci95"]
         diff = "–"
@@ -192,8 +190,14 @@ def main(argv: list[str]) -> None:
             f"| {row['model']} | {row['mode']} | {row['episodes']} | {row['server_errors']} | "
             f"{row['pass_rate']} ({lo:.3f}–{hi:.3f}) | "
             f"{diff} | {row['pass^1']} | "
-            f"{row['exact_argument_rate']} | {row['call_rate']} |"
+            f"{row['exact_argument_rate']} | {row['call_rate']} | {row['format_rate']} |"
         )
+    families = sorted({f for row in rows for f in row["by_family"]})
+    print("\n| family | " + " | ".join(f"{row['model']} ({row['mode']})" for row in rows) + " |")
+    print("| --- |" + " --- |" * len(rows))
+    for f in families:
+        cells = [rate_with_interval(*row["by_family"].get(f, [0, 0])) for row in rows]
+        print(f"| {f} | " + " | ".join(cells) + " |")
     print(f"\nloop: {out['seconds']} s; figures in {a.out}; report {report}")
 
 

@@ -16,7 +16,7 @@ import pytest
 import yaml
 from conftest import free_port, llm_config
 from scripted_worlds import cancel_task, order_agent, order_tools
-from test_export import world
+from test_export import in_worlds, world
 from test_rollouts import ScriptedClient, cfg, episode, run, user_says
 
 from worldsmith.config import ConfigError, ExportConfig, JudgeConfig, validate_config
@@ -27,9 +27,10 @@ from worldsmith.evaluate.play import (
     eval_config,
     eval_run_id,
     refuse_void,
+    served_as,
     write_eval_report,
 )
-from worldsmith.export.sft import build_examples, write_export
+from worldsmith.export.sft import build_examples, held_out, write_export
 from worldsmith.judge.stage import decide
 from worldsmith.llm.client import LLMClient, LLMResult
 from worldsmith.records import ModelEval, Trajectory
@@ -56,6 +57,27 @@ def test_held_out_tasks_are_those_of_agents_without_training_examples(tmp_path):
     assert "tsk_new" in {t.task_id for t in held} and not {t.agent_id for t in held} & trained
     assert len(held_out_tasks(store, tmp_path / "export", max_tasks=1)) == 1
     assert len(held_out_tasks(store, None)) == 5  # no dataset: every task is held out
+
+
+def test_held_out_tasks_under_a_world_split_are_every_task_of_the_held_worlds(tmp_path):
+    trajs, tasks, agents, verdicts = in_worlds(4, 12)
+    cfg = ExportConfig(split_by="world", validation_fraction=0.3)
+    examples, _ = build_examples("src", cfg, trajs, verdicts, tasks, agents)
+    held = held_out(cfg, [(a.agent_id, a.world_id) for a in agents.values()], [t.agent_id for t in trajs])
+    write_export(examples, tmp_path / "export", "card", held=held)
+    store = RunStore(tmp_path / "data", "src")
+    # agt_0's second task was never played (or failed): its world is held out or not, all the same
+    extra = cancel_task(task_id="tsk_0_unplayed").model_copy(update={"agent_id": "agt_0"})
+    store.append([*tasks.values(), extra, cancel_task(task_id="tsk_new")])  # agt_orders: in no world, no example
+    got = held_out_tasks(store, tmp_path / "export")
+    world_of = {a.agent_id: a.world_id for a in agents.values()}
+    assert got and {world_of[t.agent_id] for t in got} == set(held.worlds)
+    assert {t.task_id for t in got} == {
+        t.task_id for t in [*tasks.values(), extra] if world_of[t.agent_id] in held.worlds
+    }
+    # the agent-split rule would also have played agt_orders, whose tasks are in no held world
+    assert "tsk_new" not in {t.task_id for t in got}
+    assert not {e.metadata["agent_id"] for e in examples if e.split == "train"} & {t.agent_id for t in got}
 
 
 def test_model_scores_count_passes_per_task_and_invalid_calls(tmp_path):
@@ -88,6 +110,7 @@ def test_model_scores_count_passes_per_task_and_invalid_calls(tmp_path):
         ep = dataclasses.replace(episode(sample=i), trajectory_id=f"trj_{i}")
         trajs.append(run(ep, client, cfg(reply_attempts=1)))  # as eval plays: one sample per step
     store.append(trajs)
+    store.append([cancel_task()])
     store.append([decide(JudgeConfig(critic=False), cancel_task(), t, None) for t in trajs])
     s = model_scores(store, EvalModel("m", None), "vllm", 3)
     assert (s.trajectories, s.tasks, s.passed) == (3, 1, 1)
@@ -99,6 +122,9 @@ def test_model_scores_count_passes_per_task_and_invalid_calls(tmp_path):
     # two calls made (one valid, one with invalid arguments) and one agent output that never parsed
     assert (s.tool_calls, s.valid_tool_calls, s.tool_call_validity) == (3, 1, pytest.approx(1 / 3, abs=1e-3))
     assert s.statuses["error"] == 1 and any(r.startswith("status:error") for r in s.reasons)
+    # format: only the first episode's calls all parsed into a known tool with valid arguments
+    assert s.format_rate == pytest.approx(1 / 3, abs=1e-3)
+    assert s.by_family == {"single_call": [1, 3]}  # cancel_task: a free-form single_call task
     assert s.simulator_failures == 0  # the error was the agent's own output
     store.append(
         [
@@ -247,13 +273,44 @@ def test_the_eval_report_shows_models_side_by_side(tmp_path):
             tool_calls=5,
             valid_tool_calls=4 + i,
             tool_call_validity=(4 + i) / 5,
+            format_rate=0.5 + i / 4,
+            by_family={"lookup": [i, 2], "update": [0, 2]},
         )
         for i, (label, p) in enumerate([("base", ""), ("finetuned", "data/models/x/model")])
     ]
     out = write_eval_report("src", rows, tmp_path / "eval.html")
     page = out.read_text()
+    # by family, with Wilson intervals (1 of 2: 0.09-0.91), and the format row apart from them
+    assert "pass: lookup</th><td>0/2  0.00 (0.00–0.66)</td><td>1/2  0.50 (0.09–0.91)</td>" in page
+    assert "calls all parse (format)</th><td>0.500</td><td>0.750</td>" in page
+    assert page.count("<svg") == 2 and 'id="plot-families"' in page
     assert "<svg" in page and "pass^2" in page and "data/models/x/model" in page and "packaged SmolLM2" in page
     assert ">0.250<" in page and ">1.000<" in page  # finetuned pass rate, finetuned validity
+
+
+def test_the_base_is_served_at_the_tuned_models_precision(tmp_path):
+    """The eval once served the packaged 4-bit GGUF as the base and an f16 conversion of each tuned model, so a
+    gap between them mixed training with quantisation. The base now goes the tuned models' way: de-quantised into
+    an HF folder (what training starts from), then converted to an f16 GGUF."""
+    from gguf import GGMLQuantizationType, GGUFReader
+
+    from worldsmith.llm.server import packaged_gguf
+
+    def matrices(path):
+        return {t.tensor_type for t in GGUFReader(path).tensors if len(t.shape) == 2}
+
+    assert matrices(packaged_gguf()) - {GGMLQuantizationType.F16, GGMLQuantizationType.F32}  # the wheel's: quantised
+    cfg = validate_config(
+        {"llm": {"server": {"model_cache_dir": str(tmp_path / "cache")}}, "eval": {"engine": "llamacpp"}}
+    )
+    served = served_as(cfg, EvalModel("base", None), log=lambda m: None)
+    assert served.path.endswith(".gguf") and matrices(served.path) == {GGMLQuantizationType.F16}
+    folder = next((tmp_path / "cache").glob("*-dense"))
+    stamp = (folder / "model.safetensors").stat().st_mtime_ns
+    assert served_as(cfg, EvalModel("base", None), log=lambda m: None) == served  # de-quantised and converted once
+    assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
+    as_packaged = cfg.model_copy(update={"eval": cfg.eval.model_copy(update={"equal_precision": False})})
+    assert served_as(as_packaged, EvalModel("base", None)).path is None  # the packaged GGUF, as it is
 
 
 # ------------------------------------------------------------------ end to end, real engines

@@ -15,9 +15,17 @@ from scripted_worlds import cancel_task, order_agent, order_tools
 from test_rollouts import CANCEL_PATCH, ScriptedClient, cfg, run, user_says
 
 from worldsmith.config import ExportConfig, JudgeConfig
-from worldsmith.export.sft import build_examples, dataset_card, sft_messages, validation_agents, write_export
+from worldsmith.export.sft import (
+    build_examples,
+    dataset_card,
+    held_out,
+    held_out_keys,
+    sft_messages,
+    split_text,
+    write_export,
+)
 from worldsmith.judge.stage import decide
-from worldsmith.records import SFTExample
+from worldsmith.records import HeldOut, SFTExample
 from worldsmith.rollouts.episode import Episode
 from worldsmith.worldmodel.toolset import ToolSet
 
@@ -127,12 +135,42 @@ def test_the_card_counts_worlds_and_examples_by_where_the_world_came_from():
     )
 
 
-def test_validation_agents_are_stable_and_never_all_or_none():
+def test_held_out_keys_are_stable_and_never_all_or_none():
     ids = [f"agt_{i}" for i in range(10)]
-    held = validation_agents(ids, 0.2)
-    assert held == validation_agents(list(reversed(ids)), 0.2) and 0 < len(held) < 10
-    assert validation_agents(ids[:2], 0.001) and len(validation_agents(ids[:2], 0.999)) == 1
-    assert validation_agents(ids, 0) == set() and validation_agents(ids[:1], 0.5) == set()
+    held = held_out_keys(ids, 0.2)
+    assert held == held_out_keys(list(reversed(ids)), 0.2) and 0 < len(held) < 10
+    assert held_out_keys(ids[:2], 0.001) and len(held_out_keys(ids[:2], 0.999)) == 1
+    assert held_out_keys(ids, 0) == set() and held_out_keys(ids[:1], 0.5) == set()
+
+
+def in_worlds(n_worlds: int, n_agents: int, per_agent: int = 1):
+    """`world(n_agents)`, its agents spread over `n_worlds` worlds (agent a in world w{a % n_worlds})."""
+    trajs, tasks, agents, verdicts = world(n_agents, per_agent)
+    agents = {a: ag.model_copy(update={"world_id": f"w{int(a.split('_')[1]) % n_worlds}"}) for a, ag in agents.items()}
+    return trajs, tasks, agents, verdicts
+
+
+def test_split_by_world_holds_out_whole_worlds_drawn_regardless_of_what_passed(tmp_path):
+    trajs, tasks, agents, verdicts = in_worlds(4, 12)
+    cfg = ExportConfig(split_by="world", validation_fraction=0.3)
+    examples, _ = build_examples("run", cfg, trajs, verdicts, tasks, agents)
+    world_of = {e.example_id: agents[e.metadata["agent_id"]].world_id for e in examples}
+    by_split = {s: {world_of[e.example_id] for e in examples if e.split == s} for s in ("train", "validation")}
+    assert by_split["train"] and by_split["validation"] and not by_split["train"] & by_split["validation"]
+    pairs = [(a.agent_id, a.world_id) for a in agents.values()]
+    held = held_out(cfg, pairs, [t.agent_id for t in trajs])
+    assert set(held.worlds) == by_split["validation"]
+    assert set(held.agents) == {a for a, w in pairs if w in held.worlds}  # every agent of a held world
+    # which worlds are held out does not depend on which episodes passed: an eval on them is not biased
+    assert held_out(cfg, pairs, []) == held
+    # by agent (as before): a world's agents may land in both splits
+    by_agent, _ = build_examples("run", cfg.model_copy(update={"split_by": "agent"}), trajs, verdicts, tasks, agents)
+    split_worlds = {s: {world_of[e.example_id] for e in by_agent if e.split == s} for s in ("train", "validation")}
+    assert split_worlds["train"] & split_worlds["validation"]
+    write_export(examples, tmp_path / "export", "card", held=held)
+    assert HeldOut.read(tmp_path / "export") == held and HeldOut.read(tmp_path / "nothing") is None
+    said = split_text(held)
+    assert said.startswith("The split is by world") and all(f"`{w}`" in said for w in held.worlds)
 
 
 @pytest.fixture(scope="module")
@@ -380,6 +418,10 @@ def test_the_streamed_export_writes_what_the_in_memory_functions_write(stored, t
         r: getattr(roles, r).model or ctx.cfg.llm.endpoints[getattr(roles, r).endpoint].model
         for r in ("agent", "user_sim", "tool_sim", "critic")
     }
+    kept_agents = [
+        t.agent_id for t in trajectories if any(v.passed and v.trajectory_id == t.trajectory_id for v in verdicts)
+    ]
+    held = held_out(cfg, [(a.agent_id, a.world_id) for a in agents.values()], kept_agents)
     card = dataset_card(
         "exp",
         examples,
@@ -389,8 +431,9 @@ def test_the_streamed_export_writes_what_the_in_memory_functions_write(stored, t
         tools,
         cfg.licence_note,
         models,
+        held=held,
     )
-    write_export(examples, tmp_path / "reference", card)
+    write_export(examples, tmp_path / "reference", card, held=held)
 
     assert dropped == Counter({"exact_duplicate": 1, "cap_per_domain": 1}) and len(examples) == 10
     splits = Counter(e.split for e in examples)
@@ -554,7 +597,7 @@ def test_the_chosen_formats_write_exactly_their_folders(stored):
         stored.cfg.export.formats = list(names)
         run_export(stored)
         out = export_dir(stored)
-        assert set(folder_bytes(out)) == written | {"README.md"}, names
+        assert set(folder_bytes(out)) == written | {"README.md", "held_out.json"}, names
         card = (out / "README.md").read_text()
         section = card.split("## Format")[1].splitlines()
         table = [line.split(" | ")[0].removeprefix("| ") for line in section if line.startswith("| ")]

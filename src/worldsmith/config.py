@@ -496,7 +496,10 @@ class ExportConfig(Strict):
     out_dir: str = "data/exports"  # <out_dir>/<run_id>/: a folder per format, README.md (dataset card)
     # names in EXPORT_FORMATS; jsonl is required (finetune and eval read it), so it is checked below
     formats: list[str] = Field(default_factory=lambda: ["parquet", "jsonl", "openai"], min_length=1)
-    validation_fraction: Probability = 0.1  # share of agents (not examples) held out: no agent in both splits
+    # world: the validation split holds out whole worlds (none of their episodes in train; eval plays them);
+    # agent: it holds out agents (a world may be in both splits)
+    split_by: Literal["world", "agent"] = "world"
+    validation_fraction: Probability = 0.1  # share of worlds (or agents), not examples, held out
     near_duplicate_threshold: Probability = 0.9  # MinHash Jaccard of the conversation text; 1.0 keeps near copies
     max_per_tool: NonNegInt = 0  # 0 = no cap; else at most this many examples that call one tool
     max_per_domain: NonNegInt = 0
@@ -558,8 +561,8 @@ class FinetuneConfig(Strict):
 
 
 class EvalConfig(Strict):
-    """`worldsmith eval --model PATH`: the held-out agents' tasks, played by each model under test with the
-    same seeds."""
+    """`worldsmith eval --model PATH`: the tasks of the export's held-out worlds (or agents), played by each
+    model under test with the same seeds."""
 
     samples_per_task: PositiveInt = 4  # k of pass^k
     max_tasks: NonNegInt = 0  # 0 = every held-out task
@@ -576,6 +579,9 @@ class EvalConfig(Strict):
     )
     # off: the model under test picks its own arguments (grounding helps make data, not measure)
     grounding: Annotated[Literal["off", "on"], BeforeValidator(on_off)] = "off"
+    # llamacpp: the packaged base (a 4-bit GGUF) is de-quantised and served through the same f16 conversion as the
+    # tuned models, so the models compare at equal precision; false: the 4-bit GGUF as packaged
+    equal_precision: bool = True
 
 
 class CrawlConfig(Strict):

@@ -415,6 +415,11 @@ class Task(Record):
     rubric: Rubric
     created_at: datetime = Field(default_factory=utcnow)
 
+    @property
+    def family(self) -> str:
+        """The blueprint's task family; a free-form task's difficulty."""
+        return (self.blueprint.family if self.blueprint is not None else "") or self.difficulty
+
 
 # ------------------------------------------------------------------ trajectories
 
@@ -566,6 +571,27 @@ class SFTExample(Record):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+HELD_OUT_FILE = "held_out.json"  # in an export folder: what its validation split holds out (eval reads it)
+
+
+class HeldOut(BaseModel):
+    """An export's validation split (`held_out.json`): whole worlds (`split_by: world`; agents without
+    a world go by agent) or agents. Under `world` the worlds are drawn among every world the run's
+    agents act in, kept episodes or not, so an eval on them is not biased towards what the policy solved."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    split_by: Literal["world", "agent"]
+    worlds: list[str] = Field(default_factory=list)
+    agents: list[str] = Field(default_factory=list)  # every agent whose examples go to validation
+
+    @classmethod
+    def read(cls, export: Any) -> HeldOut | None:
+        """The split an export folder records; None for a folder without one (written before splits by world)."""
+        path = export / HELD_OUT_FILE if export is not None else None
+        return cls.model_validate_json(path.read_text()) if path is not None and path.exists() else None
+
+
 # -------------------------------------------------------------------- smoke stage
 
 
@@ -601,7 +627,7 @@ class ModelEval(Record):
 
     stage: ClassVar[str] = "evals"
     id_field: ClassVar[str] = "eval_run_id"
-    json_fields: ClassVar[frozenset[str]] = frozenset({"pass_hat", "statuses", "reasons"})
+    json_fields: ClassVar[frozenset[str]] = frozenset({"pass_hat", "statuses", "reasons", "by_family"})
 
     eval_run_id: str
     label: str  # base | finetuned | a name given on the command line
@@ -620,6 +646,10 @@ class ModelEval(Record):
     tool_call_validity: float | None = None
     exact_argument_rate: float | None = None  # gold calls of the tasks the agent made with exactly the gold arguments
     call_rate: float | None = None  # episodes of tasks with a gold call where the agent called any tool at all
+    # episodes of tasks that want a call (gold calls, or a free-form task) whose every tool call parsed into a known
+    # tool with schema-valid arguments, at least one made: the format, apart from whether the calls were right
+    format_rate: float | None = None
+    by_family: dict[str, list[int]] = Field(default_factory=dict)  # task family -> [passed, episodes]
     statuses: dict[str, int] = Field(default_factory=dict)
     # episodes the user or tool simulator ended (not the policy's fault; they count as not passed)
     simulator_failures: int = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from typing import Any
 
 from worldsmith.config import PipelineConfig, PolicyConfig, data_dir
 from worldsmith.llm.client import TRANSPORT_FAILURES, malformed_tool_call
-from worldsmith.records import Agent, ModelEval, Task, ToolSpec, Trajectory, Verdict, World, content_id
+from worldsmith.records import Agent, HeldOut, ModelEval, Task, ToolSpec, Trajectory, Verdict, World, content_id
 from worldsmith.rubric import arguments_match
 from worldsmith.store import RunStore
 from worldsmith.vocab import export_jsonl
@@ -26,6 +27,24 @@ INVALID_CALLS = ("unknown_tool", "invalid_arguments")
 class EvalModel:
     label: str  # base | finetuned | any name
     path: str | None  # an HF folder or GGUF file; None: the packaged SmolLM2
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n trials (95% by default)."""
+    if n == 0:
+        return 0.0, 0.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def rate_with_interval(passed: int, episodes: int) -> str:
+    """ "k/n  rate (low–high)": a pass rate as the eval shows it, with its Wilson 95% interval."""
+    if not episodes:
+        return "-"
+    lo, hi = wilson(passed, episodes)
+    return f"{passed}/{episodes}  {passed / episodes:.2f} ({lo:.2f}–{hi:.2f})"
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
@@ -43,9 +62,17 @@ def trained_agents(dataset: Path | None) -> set[str]:
 
 
 def held_out_tasks(store: RunStore, dataset: Path | None, max_tasks: int = 0) -> list[Task]:
+    """The tasks a model trained on `dataset` never saw. An export split by world (its `held_out.json`)
+    holds out whole worlds: every task of an agent in them, whether the run kept its episodes or not.
+    Otherwise (an export split by agent, or none): the tasks of agents with no training example."""
+    held = HeldOut.read(dataset)
     trained = trained_agents(dataset)
-    tasks = sorted((t for t in store.read(Task) if t.agent_id not in trained), key=lambda t: t.task_id)
-    return tasks[:max_tasks] if max_tasks else tasks
+    if held is not None and held.split_by == "world":
+        tasks = (t for t in store.read(Task) if t.agent_id in held.agents and t.agent_id not in trained)
+    else:
+        tasks = (t for t in store.read(Task) if t.agent_id not in trained)
+    ordered = sorted(tasks, key=lambda t: t.task_id)
+    return ordered[:max_tasks] if max_tasks else ordered
 
 
 def exact_arguments(tasks: dict[str, Task], trajs: list[Trajectory]) -> tuple[int, int]:
@@ -66,6 +93,16 @@ def exact_arguments(tasks: dict[str, Task], trajs: list[Trajectory]) -> tuple[in
                 for c in t.calls
             )
     return made, total
+
+
+def unparsed(t: Trajectory) -> bool:
+    """The episode ended on an agent output (a call or reply) that never parsed."""
+    return t.status == "error" and (t.reason or "").startswith("agent_output") and not server_failed(t)
+
+
+def well_formed(t: Trajectory) -> bool:
+    """The agent made at least one tool call and every one parsed into a known tool with schema-valid arguments."""
+    return bool(t.calls) and not unparsed(t) and all(c.executor not in INVALID_CALLS for c in t.calls)
 
 
 def server_failed(t: Trajectory) -> bool:
@@ -106,9 +143,14 @@ def model_scores(
     tasks = {t.task_id: t for t in store.read(Task)}
     verdicts = {v.trajectory_id: v for v in store.read(Verdict)}
     by_task: dict[str, list[bool]] = {}
+    by_family: dict[str, list[int]] = {}
     for t in trajs:
         v = verdicts.get(t.trajectory_id)
         by_task.setdefault(t.task_id, []).append(bool(v and v.passed))
+        task = tasks.get(t.task_id)
+        counts = by_family.setdefault(task.family if task else "unknown", [0, 0])
+        counts[0] += bool(v and v.passed)
+        counts[1] += 1
     passed = sum(sum(p) for p in by_task.values())
     pass_hat = {}
     for k in range(1, samples + 1):
@@ -117,14 +159,16 @@ def model_scores(
             pass_hat[str(k)] = round(sum(per_task) / len(per_task), 4)
     calls = [c for t in trajs for c in t.calls]
     server_errors = sum(server_failed(t) for t in trajs)
-    # a call or reply that never parsed
-    unparsed = sum(
-        t.status == "error" and (t.reason or "").startswith("agent_output") and not server_failed(t) for t in trajs
-    )
-    attempted = len(calls) + unparsed
+    attempted = len(calls) + sum(map(unparsed, trajs))
     valid = sum(c.executor not in INVALID_CALLS for c in calls)
     reasons = Counter(r for v in verdicts.values() for r in v.reasons)
     made, gold = exact_arguments(tasks, trajs)
+    # episodes whose task wants a call: a blueprint's with gold calls, and free-form tasks (no gold to say otherwise)
+    should_call = [
+        t
+        for t in trajs
+        if (task := tasks.get(t.task_id)) is not None and (task.blueprint is None or task.blueprint.calls)
+    ]
     with_calls = [
         t
         for t in trajs
@@ -141,6 +185,8 @@ def model_scores(
         samples_per_task=samples,
         exact_argument_rate=round(made / gold, 4) if gold else None,
         call_rate=round(sum(bool(t.calls) for t in with_calls) / len(with_calls), 4) if with_calls else None,
+        format_rate=round(sum(map(well_formed, should_call)) / len(should_call), 4) if should_call else None,
+        by_family=dict(sorted(by_family.items())),
         trajectories=len(trajs),
         passed=passed,
         pass_rate=round(passed / len(trajs), 4) if trajs else None,
@@ -267,6 +313,23 @@ def eval_plan(
     return ([EvalModel("base", cfg.finetune.base_model)] if base else []) + [EvalModel(label, model)], source
 
 
+def served_as(cfg: PipelineConfig, m: EvalModel, log: Callable[[str], Any] = print) -> EvalModel:
+    """`m` as the eval's engine serves it. llama.cpp serves a GGUF: an HF folder is converted once (f16), and
+    the packaged base (a 4-bit GGUF) with `eval.equal_precision` is first de-quantised into the folder training
+    starts from, so base and tuned models are served at the same precision."""
+    if cfg.eval.engine != "llamacpp":
+        return m
+    if m.path is None and cfg.eval.equal_precision:
+        from worldsmith.finetune.loop import dense_base
+
+        m = EvalModel(m.label, str(dense_base(cfg.llm.server.model_cache_dir, log=log)))
+    if m.path and Path(m.path).is_dir():
+        from worldsmith.llm.hf_to_gguf import ensure_gguf
+
+        m = EvalModel(m.label, str(ensure_gguf(Path(m.path), cache_dir=Path(cfg.llm.server.model_cache_dir), log=log)))
+    return m
+
+
 def evaluate_models(
     cfg: PipelineConfig,
     root: Path,
@@ -296,14 +359,7 @@ def evaluate_models(
     )
     results = []
     for m in models:
-        if (
-            cfg.eval.engine == "llamacpp" and m.path and Path(m.path).is_dir()
-        ):  # llama.cpp serves a GGUF: the folder converted once
-            from worldsmith.llm.hf_to_gguf import ensure_gguf
-
-            m = EvalModel(
-                m.label, str(ensure_gguf(Path(m.path), cache_dir=Path(cfg.llm.server.model_cache_dir), log=log))
-            )
+        m = served_as(cfg, m, log)
         for mode in cfg.eval.modes:
             ecfg = eval_config(cfg, m, mode)
             eid = eval_run_id(source_run, m, ecfg)
@@ -334,12 +390,13 @@ ROWS = [
     ("tasks", "held-out tasks"),
     ("trajectories", "episodes"),
     ("passed", "kept by the judge"),
-    ("pass_rate", "pass rate"),
+    ("pass_rate", "pass rate (95% CI)"),
     ("server_errors", "episodes lost to server failures"),
     ("tool_calls", "tool calls attempted"),
     ("tool_call_validity", "tool-call validity"),
     ("exact_argument_rate", "gold calls with exact arguments"),
     ("call_rate", "episodes with any tool call"),
+    ("format_rate", "episodes whose calls all parse (format)"),
     ("generated_tokens", "agent tokens"),
 ]
 
@@ -351,8 +408,19 @@ def comparison_rows(results: list[ModelEval]) -> list[tuple[str, list[str]]]:
         return "n/a" if v is None else (f"{v:.3f}" if isinstance(v, float) else str(v))
 
     ks = sorted({int(k) for r in results for k in r.pass_hat})
-    rows = [(title, [show(getattr(r, key)) for r in results]) for key, title in ROWS]
+    rows = [
+        (
+            title,
+            [
+                rate_with_interval(r.passed, r.trajectories) if key == "pass_rate" else show(getattr(r, key))
+                for r in results
+            ],
+        )
+        for key, title in ROWS
+    ]
     rows[5:5] = [(f"pass^{k}", [show(r.pass_hat.get(str(k))) for r in results]) for k in ks]
+    families = sorted({f for r in results for f in r.by_family})
+    rows += [(f"pass: {f}", [rate_with_interval(*r.by_family.get(f, [0, 0])) for r in results]) for f in families]
     rows.append(("statuses", [", ".join(f"{s} {n}" for s, n in sorted(r.statuses.items())) for r in results]))
     rows.append(("simulator failures", [str(r.simulator_failures) for r in results]))
     rows.append(
@@ -376,6 +444,7 @@ def write_eval_report(source_run: str, results: list[ModelEval], out: Path) -> P
         "tool_call_validity",
         "exact_argument_rate",
         "call_rate",
+        "format_rate",
     ]
 
     def value(r: ModelEval, m: str) -> float:
@@ -392,6 +461,23 @@ def write_eval_report(source_run: str, results: list[ModelEval], out: Path) -> P
     ax.set_ylabel("share")
     ax.legend(loc="upper right", fontsize=8)
     ax.set_title("held-out tasks: models side by side", loc="left", fontsize=11)
+    families = sorted({f for r in results for f in r.by_family})
+    fam_fig, fam_ax = plt.subplots(figsize=(max(6, 1.1 * len(families) + 2), 3.2))
+    for i, r in enumerate(results):
+        xs = [j + i * width for j in range(len(families))]
+        rates, lows, highs = [], [], []
+        for f in families:
+            k, n = r.by_family.get(f, [0, 0])
+            lo, hi = wilson(k, n)
+            rates.append(k / n if n else 0.0)
+            lows.append(rates[-1] - lo)
+            highs.append(hi - rates[-1])
+        fam_ax.bar(xs, rates, width, yerr=[lows, highs], capsize=2, label=f"{r.label} ({r.mode})")
+    fam_ax.set_xticks([j + width * (len(results) - 1) / 2 for j in range(len(families))], families, fontsize=8)
+    fam_ax.set_ylim(0, 1)
+    fam_ax.set_ylabel("pass rate (95% CI)")
+    fam_ax.legend(loc="upper right", fontsize=8)
+    fam_ax.set_title("pass rate by task family", loc="left", fontsize=11)
     head = "".join(
         f"<th>{html.escape(r.label)} ({html.escape(r.mode)})<br>"
         f"<small>{html.escape(r.model_path or 'packaged SmolLM2')}</small></th>"
@@ -408,11 +494,13 @@ th,td{{text-align:left;padding:.2rem .8rem;border-bottom:1px solid #eee;vertical
 svg{{max-width:100%;height:auto}}</style></head>
 <body><h1>Evaluation on the held-out tasks of <code>{html.escape(source_run)}</code></h1>
 <p>Generated {datetime.now(UTC):%Y-%m-%d %H:%M UTC}. Same tasks, seeds, simulators and judge for every model; pass^k is
-tau-bench's (all k samples of a task pass).
+tau-bench's (all k samples of a task pass). Intervals are Wilson 95%.
 Episodes: <code>worldsmith query "SELECT * FROM trajectories WHERE run_id = '&lt;eval run&gt;'"</code>;
 figures: <code>SELECT * FROM evals</code>.</p>
 <table id="comparison"><tr><th></th>{head}</tr>{body}</table>
-<figure class="plot" id="plot-comparison">{svg(fig)}</figure></body></html>
+<figure class="plot" id="plot-comparison">{svg(fig)}</figure>
+<p>Pass rate by task family: a format gain (the calls parse) shows in the format row above; a skill gain in these.</p>
+<figure class="plot" id="plot-families">{svg(fam_fig)}</figure></body></html>
 """
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".html.tmp")

@@ -12,8 +12,9 @@ by default all but ShareGPT), and `README.md`, the dataset card.
   `tools` as a list, `parallel_tool_calls`); `sharegpt/`: LLaMA-Factory's sharegpt format.
 - `README.md`: the dataset card, with a `configs` header so `load_dataset(folder)` works.
 
-Examples are deduplicated (exact, then MinHash near copies), split by agent (no agent in
-both splits) and optionally capped per tool and per domain. The folder is built beside
+Examples are deduplicated (exact, then MinHash near copies), split by world (`held_out.json`
+names the worlds and agents of the validation split, which `worldsmith eval` plays) or by
+agent, and optionally capped per tool and per domain. The folder is built beside
 its final name and renamed into place, so it is either the old export or the new one.
 
 Both steps work one example at a time (`ExampleBuilder`, `ExportWriter`), so the export
@@ -38,7 +39,17 @@ from worldsmith.config import ExportConfig
 from worldsmith.dedup import MinHashIndex, word_shingles
 from worldsmith.diversity import NEAR_DUPLICATE_JACCARD, Diversity, chain_of, markdown_table
 from worldsmith.export.formats import FORMATS, Jsonl, Parquet
-from worldsmith.records import Agent, SFTExample, Task, ToolSpec, Trajectory, Verdict, content_id
+from worldsmith.records import (
+    HELD_OUT_FILE,
+    Agent,
+    HeldOut,
+    SFTExample,
+    Task,
+    ToolSpec,
+    Trajectory,
+    Verdict,
+    content_id,
+)
 from worldsmith.vocab import EXPORT_CARD, SPLITS, strip_end_tokens
 
 DEFAULT_FORMATS: tuple[str, ...] = tuple(ExportConfig().formats)  # the config's default, for callers without one
@@ -76,10 +87,10 @@ def _text(messages: list[dict[str, Any]]) -> str:
     return " ".join(m.get("content") or "" for m in messages if m["role"] in ("user", "assistant"))
 
 
-def validation_agents(agent_ids: list[str], fraction: float) -> set[str]:
-    """Agents held out: a stable hash per agent decides; with two or more agents and a
-    fraction above zero, at least one is held out and at least one kept for training."""
-    ids = sorted(set(agent_ids), key=lambda a: zlib.crc32(a.encode()))
+def held_out_keys(keys: Iterable[str], fraction: float) -> set[str]:
+    """Keys (worlds or agents) held out: a stable hash per key decides; with two or more keys and
+    a fraction above zero, at least one is held out and at least one kept for training."""
+    ids = sorted(set(keys), key=lambda a: zlib.crc32(a.encode()))
     if fraction <= 0 or len(ids) < 2:
         return set()
     held = {a for a in ids if zlib.crc32(a.encode()) / 2**32 < fraction}
@@ -88,6 +99,20 @@ def validation_agents(agent_ids: list[str], fraction: float) -> set[str]:
     if len(held) == len(ids):
         held.discard(ids[-1])
     return held
+
+
+def held_out(cfg: ExportConfig, agents: Iterable[tuple[str, str | None]], kept_agents: Iterable[str]) -> HeldOut:
+    """The split of `agents` ((agent_id, world_id) pairs, every agent of the run); by agent, among
+    the agents with a kept episode (as before worlds existed)."""
+    if cfg.split_by == "agent":
+        return HeldOut(split_by="agent", agents=sorted(held_out_keys(kept_agents, cfg.validation_fraction)))
+    pairs = sorted(set(agents))
+    held = held_out_keys((f"world:{w}" if w else f"agent:{a}" for a, w in pairs), cfg.validation_fraction)
+    return HeldOut(
+        split_by="world",
+        worlds=sorted({w for _, w in pairs if f"world:{w}" in held}),
+        agents=sorted(a for a, w in pairs if (f"world:{w}" if w else f"agent:{a}") in held),
+    )
 
 
 class TaskInfo(NamedTuple):
@@ -102,7 +127,7 @@ def family_of_task(task: TaskInfo | Task | None) -> str | None:
         return None
     if isinstance(task, TaskInfo):
         return task.family or task.difficulty
-    return (task.blueprint.family if task.blueprint is not None else "") or task.difficulty
+    return task.family
 
 
 class AgentInfo(NamedTuple):
@@ -134,8 +159,8 @@ class ExampleBuilder:
     gives the same examples as sorting them all first. Its state per example is a digest and
     a MinHash (plus per-tool and per-domain counters), so it does not hold trajectories."""
 
-    def __init__(self, run_id: str, cfg: ExportConfig, held: set[str]):
-        self.run_id, self.cfg, self.held = run_id, cfg, held
+    def __init__(self, run_id: str, cfg: ExportConfig, held: HeldOut):
+        self.run_id, self.cfg, self.held_agents = run_id, cfg, set(held.agents)
         self.dropped: Counter[str] = Counter()
         self.exact: set[str] = set()
         self.near = MinHashIndex(threshold=cfg.near_duplicate_threshold) if cfg.near_duplicate_threshold < 1 else None
@@ -181,7 +206,7 @@ class ExampleBuilder:
             example_id=content_id(self.run_id, traj.trajectory_id, prefix="ex_"),
             messages=messages,
             tools=tools_text,
-            split="validation" if traj.agent_id in self.held else "train",
+            split="validation" if traj.agent_id in self.held_agents else "train",
             metadata={
                 "run_id": self.run_id,
                 "trajectory_id": traj.trajectory_id,
@@ -205,6 +230,17 @@ class ExampleBuilder:
         )
 
 
+def split_text(held: HeldOut | None) -> str:
+    """The dataset card's sentence on how the splits were made."""
+    if held is None or held.split_by == "agent":
+        return "The split is by agent: no agent appears in both."
+    return (
+        f"The split is by world: validation holds {len(held.worlds)} whole world(s) no training example comes from "
+        f"({', '.join(f'`{w}`' for w in held.worlds) or 'none'}), drawn among every world of the run whether its "
+        f"episodes passed or not; `{HELD_OUT_FILE}` lists them, and `worldsmith eval` plays their tasks."
+    )
+
+
 def build_examples(
     run_id: str,
     cfg: ExportConfig,
@@ -216,7 +252,11 @@ def build_examples(
     """Kept trajectories -> deduplicated, capped, split examples; the counter says what was dropped and why.
     All in memory: the export stage streams the same steps (see stage.py)."""
     kept = {v.trajectory_id: v for v in verdicts if v.passed}
-    held = validation_agents([t.agent_id for t in trajectories if t.trajectory_id in kept], cfg.validation_fraction)
+    held = held_out(
+        cfg,
+        [(a.agent_id, a.world_id) for a in agents.values()],
+        [t.agent_id for t in trajectories if t.trajectory_id in kept],
+    )
     builder = ExampleBuilder(run_id, cfg, held)
     examples = []
     for traj in sorted((t for t in trajectories if t.trajectory_id in kept), key=lambda t: t.trajectory_id):
@@ -286,11 +326,13 @@ class ExportWriter:
         for fmt in self.formats:
             fmt.write(e)
 
-    def finish(self, card: str) -> dict[str, Path]:
+    def finish(self, card: str, held: HeldOut | None = None) -> dict[str, Path]:
         for fmt in self.formats:
             fmt.finish()
         self.close()
         (self.tmp / EXPORT_CARD).write_text(card)
+        if held is not None:
+            (self.tmp / HELD_OUT_FILE).write_text(held.model_dump_json(indent=2) + "\n")
         out = self.out
         old = out.with_name(out.name + ".old")
         shutil.rmtree(old, ignore_errors=True)
@@ -313,13 +355,17 @@ class ExportWriter:
 
 
 def write_export(
-    examples: Iterable[SFTExample], out: Path, card: str, formats: Iterable[str] = DEFAULT_FORMATS
+    examples: Iterable[SFTExample],
+    out: Path,
+    card: str,
+    formats: Iterable[str] = DEFAULT_FORMATS,
+    held: HeldOut | None = None,
 ) -> dict[str, Path]:
     """Write `formats` into `out` (atomically, as a whole folder)."""
     with ExportWriter(out, formats) as writer:
         for e in examples:
             writer.write(e)
-        return writer.finish(card)
+        return writer.finish(card, held)
 
 
 def dataset_card(
@@ -333,6 +379,7 @@ def dataset_card(
     models: dict[str, str],
     formats: Sequence[str] = DEFAULT_FORMATS,
     worlds: dict[str, WorldInfo] | None = None,
+    held: HeldOut | None = None,
 ) -> str:
     """The README.md of the export: counts, yield, sources, filters, and the `formats` written with their folders.
     Its `configs` header points `load_dataset(folder)` at the Parquet files, or at the JSONL ones without Parquet."""
@@ -445,9 +492,10 @@ def dataset_card(
         ),
         (
             "`tools` is a JSON string of OpenAI function tools (`json.loads` it, as TRL does); "
-            "`metadata` holds lineage ids. The split is"
+            "`metadata` holds lineage ids."
         ),
-        f'by agent: no agent appears in both. `load_dataset("<this folder>")` reads the {loaded.name} files.',
+        split_text(held),
+        f'`load_dataset("<this folder>")` reads the {loaded.name} files.',
         "",
         "## Licence",
         "",

@@ -30,7 +30,7 @@ from worldsmith.export.sft import (
     ToolInfo,
     WorldInfo,
     dataset_card,
-    validation_agents,
+    held_out,
 )
 from worldsmith.records import Agent, SFTExample, Task, ToolSpec, Trajectory, Verdict, World
 from worldsmith.stage import Shard, Stage
@@ -129,7 +129,11 @@ def run(
                 for world_id, source in con.execute("SELECT world_id, source FROM worlds").fetchall()
             }
             funnel = yield_funnel(con, ctx.run_id)  # its `exported` is this export's, counted below
-            held = validation_agents([a for (a,) in con.execute(KEPT_AGENTS).fetchall()], cfg.validation_fraction)
+            held = held_out(
+                cfg,
+                con.execute("SELECT agent_id, world_id FROM agents").fetchall(),
+                [a for (a,) in con.execute(KEPT_AGENTS).fetchall()],
+            )
             buckets = spill_kept(con, Path(spill), batch_rows, bucket_rows)
         builder = ExampleBuilder(ctx.run_id, cfg, held)
         with ExportWriter(out, cfg.formats) as writer:
@@ -159,8 +163,9 @@ def run(
                 models,
                 cfg.formats,
                 worlds,
+                held,
             )
-            paths = writer.finish(card)
+            paths = writer.finish(card, held)
     splits = writer.counts.splits
     return {
         "examples": n_examples,

@@ -70,6 +70,25 @@ def load_base(base_model: str | None, dtype=torch.float32):
     return model, tok
 
 
+def dense_base(cache_dir: Path | str, log: Callable[[str], Any] = print) -> Path:
+    """The packaged GGUF de-quantised into an HF folder, as `make finetune` starts from it (fp32, the
+    same template), so the base model can be served through the same conversion as a tuned one:
+    an eval then compares models at equal precision, not a 4-bit base with an f16 tuned model."""
+    from worldsmith.llm.server import packaged_gguf
+
+    gguf = packaged_gguf()
+    folder = Path(cache_dir).expanduser() / f"{gguf.stem}-dense"
+    marker = folder / "worldsmith-base.json"
+    made_from = {"gguf": gguf.name, "size": gguf.stat().st_size, "template": TEMPLATE.read_text()}
+    if marker.exists() and json.loads(marker.read_text()) == made_from:
+        return folder
+    log(f"de-quantising {gguf.name} into {folder} (the tuned models' starting point, served the same way)")
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    save_model(*load_base(None), folder)
+    marker.write_text(json.dumps(made_from))
+    return folder
+
+
 def lr_factor(step: int, warmup: int, total: int) -> float:
     if step < warmup:
         return (step + 1) / (warmup + 1)
