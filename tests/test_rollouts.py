@@ -22,6 +22,7 @@ from scripted_worlds import STATE, cancel_task, order_agent, order_tools
 from worldsmith.config import FaultsConfig, RolloutsConfig, validate_config
 from worldsmith.llm import Prompts, UsageMeter
 from worldsmith.llm.client import LLMResult
+from worldsmith.prose import ignores_result
 from worldsmith.records import FaultEvent, Trajectory
 from worldsmith.rollouts.episode import Episode, run_episode
 from worldsmith.rollouts.user import user_view, with_token
@@ -430,6 +431,44 @@ def test_a_reply_that_is_not_prose_is_sampled_again_and_counted():
     c = client("cancelled", "Order o-1001 is cancelled.")
     t = run(episode(), c, cfg(reply_attempts=3))
     assert t.reply_resamples == 1 and "cancelled" not in [m.get("content") for m in t.messages]
+
+
+def test_a_reply_that_ignores_the_result_it_answers_is_sampled_again():
+    """SmolLM2 read order o-1001, then answered "Done." or with a date the record never had: a reply to a tool
+    result that succeeded and quotes none of its values is sampled again (rollouts.reply_uses_result)."""
+
+    def client(*replies):
+        return ScriptedClient(
+            user_sim=user_says(("What is the status of o-1001?", "continue"), ("Thanks.", "stop")),
+            agent=[[("get_order", {"order_id": "o-1001"})], *replies],
+            tool_sim=[{"result": {"order_id": "o-1001", "status": "shipped", "total": 500.0}, "patch": []}],
+        )
+
+    def replies(t):
+        return [m["content"] for m in t.messages if m["role"] == "assistant" and m.get("content")]
+
+    c = client("All done, have a nice day.", "Order o-1001 is shipped; its total was 500.")
+    t = run(episode(), c, cfg(reply_attempts=3))
+    assert t.reply_resamples == 1 and replies(t) == ["Order o-1001 is shipped; its total was 500."]
+    # off: the first reply stays
+    t = run(episode(), client("All done, have a nice day.", "x"), cfg(reply_attempts=3, reply_uses_result=False))
+    assert t.reply_resamples == 0 and replies(t) == ["All done, have a nice day."]
+    # when every later sample is not prose, the prose reply stays rather than the last garbled one
+    t = run(episode(), client("All done, have a nice day.", '[{"order_id": "o-1001"}]'), cfg(reply_attempts=2))
+    assert replies(t) == ["All done, have a nice day."]
+
+
+def test_ignores_result_reads_values_as_a_reply_writes_them():
+    tool = {
+        "role": "tool",
+        "tool_call_id": "c",
+        "content": '{"cards": [{"id": "crd-1", "limit": 500.0}, {"id": "crd-2"}]}',
+    }
+    assert not ignores_result("You have 2 cards.", [tool])  # a list's length is an answer
+    assert not ignores_result("Its limit is 500.", [tool]) and not ignores_result("crd-2 is yours.", [tool])
+    assert ignores_result("Done.", [tool]) and ignores_result("It is 2026-05-01.", [tool])
+    assert not ignores_result("Done.", [{**tool, "content": '{"error": {"code": "not_found"}}'}])  # an error
+    assert not ignores_result("Done.", [{"role": "user", "content": "hi"}])  # not after a tool result
 
 
 def test_malformed_agent_output_is_recorded_with_its_reason():

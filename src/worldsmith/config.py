@@ -458,6 +458,9 @@ class RolloutsConfig(Strict):
     # judge still reads what is kept, the trajectory counts the resamples and the dataset card reports them. Eval
     # always plays one sample (the model as it is).
     reply_attempts: PositiveInt = 3
+    # a text reply right after a tool result that succeeded, quoting none of that result's values ("Done.", a
+    # date the result never had), is sampled again like one that is not prose (within reply_attempts)
+    reply_uses_result: bool = True
     tool_sim: ToolSimConfig = ToolSimConfig()
     faults: FaultsConfig = FaultsConfig()
     real_execution: RealExecutionConfig = RealExecutionConfig()

@@ -3,7 +3,9 @@ which sample such a reply again (rollouts.reply_attempts). Kept apart so neither
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 JSONISH = re.compile(r'[{\[]\s*"|"\s*[}\]]|""|"\s*:\s*[{\["]')
 # template placeholders and markup a small model copies into replies: "[<item-1>", "{{text}}", "{data-key}",
@@ -93,3 +95,34 @@ def garbled_text(text: str, cap: int | None = None) -> bool:
     if " " not in stripped and re.search(r"[a-z]\.[a-z]{2,4}$", stripped, re.IGNORECASE):
         return True  # a file name or a host instead of a sentence ("cobalt-alpha-closed.json")
     return " " not in stripped and len(stripped) > 12 and bool(re.search(r"\d", stripped))
+
+
+def _result_values(doc: Any) -> list[str]:
+    """The values a tool result shows, as a reply would write them: strings of 2+ characters, numbers
+    (500.0 also as 500), and each list's length (a count is an answer too)."""
+    if isinstance(doc, dict):
+        return [v for x in doc.values() for v in _result_values(x)]
+    if isinstance(doc, list):
+        return [str(len(doc)), *(v for x in doc for v in _result_values(x))]
+    if isinstance(doc, bool) or doc is None:
+        return []
+    if isinstance(doc, int | float):
+        return [str(doc), *([str(int(doc))] if isinstance(doc, float) and doc.is_integer() else [])]
+    return [doc.strip()] if isinstance(doc, str) and len(doc.strip()) >= 2 else []
+
+
+def ignores_result(text: str, messages: list[dict[str, Any]]) -> bool:
+    """Whether a reply written right after a tool result that succeeded quotes none of its values:
+    SmolLM2 answered a record it had just read with "Done." or a date the record never had. False
+    when the last message is not a tool result, or an error, or has no values to quote."""
+    if not messages or messages[-1].get("role") != "tool":
+        return False
+    try:
+        doc = json.loads(messages[-1].get("content") or "")
+    except ValueError:
+        return False
+    if isinstance(doc, dict) and "error" in doc:
+        return False
+    values = _result_values(doc)
+    low = text.lower()
+    return bool(values) and not any(re.search(rf"(?<![\w.]){re.escape(v.lower())}(?![\w]|\.\d)", low) for v in values)

@@ -20,7 +20,7 @@ from worldsmith.config import RolloutsConfig
 from worldsmith.llm import LLMClient, LLMResult, Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
 from worldsmith.mcp.executor import RealExecutor
-from worldsmith.prose import garbled_text, one_word
+from worldsmith.prose import garbled_text, ignores_result, one_word
 from worldsmith.records import Agent, FaultEvent, Task, ToolCall, ToolSpec, Trajectory, content_id
 from worldsmith.records import World as WorldSchema
 from worldsmith.rollouts.user import UserSimulator
@@ -176,12 +176,14 @@ class EpisodeRun:
         return await self.apply_agent(r.message(), r.raw)
 
     async def sample_agent(self) -> LLMResult:
-        """The policy's next step; an output that cannot be parsed, or a reply that is not prose,
-        is sampled again (`reply_attempts`), and the last sample stays."""
+        """The policy's next step; an output that cannot be parsed, a reply that is not prose, or one
+        that ignores the tool result it answers (`reply_uses_result`), is sampled again
+        (`reply_attempts`), and the last sample stays."""
         cfg, ep = self.cfg, self.ep
         force = cfg.require_tool == "first_turn" and self.steps == 0 and ep.task.difficulty not in NO_FORCED_CALL
         acted_on = self.keys_acted_on()
         grammar = ground_tools(ep.toolset, self.messages, self.worlds, acted_on) if self.grounded else None
+        prose: LLMResult | None = None  # a prose reply that ignored the result: kept if no later sample is prose
         for attempt in range(cfg.reply_attempts):
             r = await self.client.tool_step(
                 "agent",
@@ -194,11 +196,25 @@ class EpisodeRun:
             unusable = not r.ok and r.error_kind in ("parse", "schema")  # a runaway cut at max_tokens
             text = (r.message().get("content") or "") if r.ok else ""
             garbled = r.ok and not r.tool_calls and (garbled_text(text, self.cap) or one_word(text))
+            if (
+                r.ok
+                and not r.tool_calls
+                and not garbled
+                and cfg.reply_uses_result
+                and ignores_result(text, self.messages)
+            ):
+                prose = prose or r
+                garbled = True
             if not (unusable or garbled):
                 break
             if attempt + 1 < cfg.reply_attempts:
                 self.resampled += 1  # sampled again; the last sample stays (the judge reads it, or it ends the episode)
             self.check_budget()
+        else:  # every sample failed: a prose reply that ignored the result beats a later one that is not prose
+            if prose is not None and r is not prose:
+                text = (r.message().get("content") or "") if r.ok else ""
+                if not r.ok or (not r.tool_calls and (garbled_text(text, self.cap) or one_word(text))):
+                    return prose
         return r
 
     def keys_acted_on(self) -> set[tuple[str, str]]:
