@@ -814,3 +814,30 @@ def test_a_bug_in_an_action_is_raised(library_copy):
     op = next(t for t in p.tools if t.binding.operation == "renew_loan")
     with pytest.raises(KeyError, match="state"):
         run_operation(p.world, op.binding, s, {"loan_id": s["loans"][0]["loan_id"], "days": 7})
+
+
+def test_bundles_drawn_for_dependent_calls_hold_a_chain_where_the_world_has_one(packs):
+    """A run with dependent_calls tasks drew bundles of 2-3 tools that rarely held a list and a get of one
+    collection: 5 of 8 such tasks were refused (no_chain). With `partners` the draw completes a chain."""
+    from worldsmith.bundles.graph import build_graph, chain_partners, sample_bundles
+    from worldsmith.config import BundleConfig
+    from worldsmith.worldmodel.bindings import chain_pairs
+
+    tools = [t for p in packs.values() for t in p.tools]
+    pairs = [(a.tool_id, b.tool_id) for p in packs.values() for a, b in chain_pairs(p.world, p.tools)]
+    names = {t.tool_id: t.name for t in tools}
+    assert ("get_order", "get_customer") in {(names[a], names[b]) for a, b in pairs}  # an order names its customer
+    partners = chain_partners(pairs)
+    cfg = BundleConfig(count=24, size_min=2, size_max=3, crawled_share=0.0, distractors=0)
+    g = build_graph(tools)
+
+    def chained(bundle) -> bool:
+        return any(partners.get(a, set()) & set(bundle.tool_ids) for a in bundle.tool_ids)
+
+    plain = sample_bundles(g, cfg, seed=5)
+    assert sum(map(chained, plain)) < len(plain)  # a walk alone often takes no chain
+    drawn = sample_bundles(g, cfg, seed=5, partners=partners)
+    assert len(drawn) == len(plain) and all(map(chained, drawn))
+    assert all(cfg.size_min <= len(b.tool_ids) <= cfg.size_max for b in drawn)
+    by_id = {t.tool_id: t for t in tools}
+    assert all(len({by_id[t].binding.world_id for t in b.tool_ids}) == 1 for b in drawn)  # still one world each

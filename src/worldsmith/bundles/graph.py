@@ -91,8 +91,16 @@ def _weighted_choice(rng: random.Random, items: list[str], weights: list[float])
     return rng.choices(items, weights=weights, k=1)[0]
 
 
-def sample_bundles(g: nx.Graph, cfg: BundleConfig, seed: int, usage: Counter | None = None) -> list[Bundle]:
-    """Draw `cfg.count` bundles; deterministic for a seed and a graph."""
+def sample_bundles(
+    g: nx.Graph,
+    cfg: BundleConfig,
+    seed: int,
+    usage: Counter | None = None,
+    partners: dict[str, set[str]] | None = None,
+) -> list[Bundle]:
+    """Draw `cfg.count` bundles; deterministic for a seed and a graph. With `partners` (tool -> the tools it makes
+    a chain with, `chain_partners`), a bundle whose world has a chain but whose walk took none gets a partner of
+    one of its tools, so dependent_calls tasks have a chain to be drawn on."""
     rng = random.Random(seed)
     usage = usage if usage is not None else Counter()
     nodes = sorted(g.nodes)
@@ -108,6 +116,8 @@ def sample_bundles(g: nx.Graph, cfg: BundleConfig, seed: int, usage: Counter | N
             size = rng.randint(cfg.size_min, cfg.size_max)
             want_real = 0 if on_crawled else round(size * cfg.real_ratio)
             members = _walk(g, rng, nodes, usage, size, want_real, cfg.walk_restart, on_crawled)
+            if partners is not None:
+                members = _with_chain(g, rng, members, partners, cfg.size_max)
             key = tuple(sorted(members))
             if len(members) >= cfg.size_min and key not in seen:
                 break
@@ -130,6 +140,39 @@ def sample_bundles(g: nx.Graph, cfg: BundleConfig, seed: int, usage: Counter | N
             )
         )
     return bundles
+
+
+def chain_partners(pairs: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
+    """Tool id -> the tool ids it makes a chain with, either way round (pairs from `chain_pairs`)."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for a, b in pairs:
+        out[a].add(b)
+        out[b].add(a)
+    return dict(out)
+
+
+def _with_chain(
+    g: nx.Graph, rng: random.Random, members: list[str], partners: dict[str, set[str]], size_max: int
+) -> list[str]:
+    """`members`, made to hold a chain when no two of them make one: a partner of one of them added (below
+    size_max) or in place of another member; when none has a partner (a pack's custom actions), a chain of
+    their world after the walk's first tool. As they were when they hold one, or their world has none."""
+    if any(partners.get(m, set()) & set(members) for m in members):
+        return members
+    options = sorted((m, p) for m in members for p in partners.get(m, ()) if p not in members)
+    if options:
+        anchor, partner = rng.choice(options)
+        if len(members) < size_max:
+            return [*members, partner]
+        out = list(members)
+        out[max(i for i, m in enumerate(out) if m != anchor)] = partner  # the last member that is not the anchor
+        return out
+    world = g.nodes[members[0]]["group"]
+    chains = sorted((a, b) for a in partners for b in partners[a] if a < b and g.nodes[a]["group"] == world)
+    if not chains:
+        return members
+    a, b = rng.choice(chains)
+    return [members[0], a, b] if size_max >= 3 and members[0] not in (a, b) else [a, b]
 
 
 def _crawled_turn(index: int, share: float) -> bool:

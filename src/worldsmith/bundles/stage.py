@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from worldsmith.bundles.graph import build_graph, coverage, sample_bundles
+from worldsmith.bundles.graph import build_graph, chain_partners, coverage, sample_bundles
 from worldsmith.bundles.stats import SECTIONS
 from worldsmith.context import RunContext
-from worldsmith.records import Bundle, ToolSpec
+from worldsmith.records import Bundle, ToolSpec, World
 from worldsmith.stage import Shard, Stage
+from worldsmith.worldmodel.bindings import chain_pairs
 
 
 def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
@@ -19,7 +20,17 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     # run must not draw again, neither from a tool set that grew (a retried evolution) nor when
     # the draw made fewer than `count` distinct bundles, which once added a second set of agents
     if not ctx.store.count(Bundle):
-        ctx.store.append(sample_bundles(graph, ctx.cfg.bundles, seed=ctx.seed))
+        partners = None
+        if "dependent_calls" in ctx.cfg.tasks.difficulties:  # each bundle gets a chain to draw those tasks on
+            worlds = {w.world_id: w for w in ctx.store.read(World)}
+            by_world: dict[str, list[ToolSpec]] = {}
+            for t in tools:
+                if t.binding is not None and t.binding.executed and t.binding.world_id in worlds:
+                    by_world.setdefault(t.binding.world_id, []).append(t)
+            partners = chain_partners(
+                (a.tool_id, b.tool_id) for w, ts in sorted(by_world.items()) for a, b in chain_pairs(worlds[w], ts)
+            )
+        ctx.store.append(sample_bundles(graph, ctx.cfg.bundles, seed=ctx.seed, partners=partners))
     stored = ctx.store.read(Bundle)
     cov = coverage(tools, stored)
     return {

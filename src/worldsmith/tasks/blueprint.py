@@ -35,6 +35,7 @@ from worldsmith.records import (
     content_id,
 )
 from worldsmith.vocab import READ_ACTIONS, WRITE_ACTIONS
+from worldsmith.worldmodel.bindings import chain_pairs
 from worldsmith.worldmodel.execute import execute
 from worldsmith.worldmodel.infer import words
 from worldsmith.worldmodel.runner import argument_problem
@@ -591,22 +592,7 @@ def _dependent(world: World, usable: list[ToolSpec], state: dict[str, Any], rng:
     """A chain where the first call's output feeds the second: a list whose result names the
     record a get/update/delete then acts on, or a get whose reference field names the record
     of another collection the next get reads."""
-    options = []
-    for first in usable:
-        b = first.binding
-        for second in usable:
-            sb = second.binding
-            if (
-                b.action == "list"
-                and sb.action in ("get", "update", "delete")
-                and sb.collection == b.collection
-                and second is not first
-            ):
-                options.append((first, second))
-            if b.action == "get" and b.key_param and sb.action == "get" and sb.collection != b.collection:
-                c = world.collection(b.collection)
-                if any(f.ref == sb.collection for f in c.fields):
-                    options.append((first, second))
+    options = chain_pairs(world, usable)
     rng.shuffle(options)
     for first, second in options:
         d = plan_call(world, first, state, world.rules, rng, seed)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from worldsmith.records import CollectionSpec, FieldSpec, ToolBinding, World
+from worldsmith.records import CollectionSpec, FieldSpec, ToolBinding, ToolSpec, World
 from worldsmith.vocab import READ_ACTIONS
 from worldsmith.worldmodel.schema import a_an
 
@@ -211,3 +211,28 @@ def evolve_binding(world: World, b: ToolBinding, operator: str, rng: random.Rand
             f = rng.choice(spare)
             return b.model_copy(update={"params": {**b.params, f.name: f.name}})
     return b
+
+
+def chain_pairs(world: World, tools: list[ToolSpec]) -> list[tuple[ToolSpec, ToolSpec]]:
+    """(first, second) pairs of `tools` on `world` where the first call's output names the record the second
+    acts on: a list and a get, update or delete of the same collection, or a get whose reference field names
+    the record another collection's get reads. A dependent_calls task is drawn on one (its gold chain)."""
+    pairs = []
+    for first in tools:
+        b = first.binding
+        for second in tools:
+            sb = second.binding
+            if b is None or sb is None:
+                continue
+            if (
+                b.action == "list"
+                and sb.action in ("get", "update", "delete")
+                and sb.collection == b.collection
+                and second is not first
+            ):
+                pairs.append((first, second))
+            if b.action == "get" and b.key_param and sb.action == "get" and sb.collection != b.collection:
+                c = world.collection(b.collection)
+                if c is not None and any(f.ref == sb.collection for f in c.fields):
+                    pairs.append((first, second))
+    return pairs
