@@ -458,6 +458,37 @@ def test_a_reply_that_ignores_the_result_it_answers_is_sampled_again():
     assert replies(t) == ["All done, have a nice day."]
 
 
+def test_a_read_made_again_with_the_same_arguments_is_sampled_again():
+    """Sampled again for a reply that ignored the result, SmolLM2 called the same list four times instead: a read
+    that already succeeded with the same arguments is sampled again too, and the reply after it stays."""
+    from pathlib import Path
+
+    from worldsmith.worldmodel.packs import load_pack
+    from worldsmith.worldmodel.seed import seed_state
+
+    shop = load_pack(Path(__file__).resolve().parent.parent / "worlds" / "shop", today="2026-03-02")
+    state = seed_state(shop.world, 3, shop.records)
+    order = state["orders"][0]
+    task = cancel_task().model_copy(update={"initial_state": state})
+    agent = order_agent(shop.tools).model_copy(update={"world_id": shop.world.world_id})
+    ep = Episode("trj_repeat", task, agent, ToolSet.build(shop.tools), 0, 7)
+    again = [("get_order", {"order_id": order["order_id"]})]
+    reply = f"Order {order['order_id']} is {order['status']}."
+
+    def play(c):
+        client = ScriptedClient(
+            user_sim=user_says((f"What is the status of {order['order_id']}?", "continue"), ("Thanks.", "stop")),
+            agent=[again, again, reply],
+        )
+        return asyncio.run(run_episode(ep, client, PROMPTS, c, worlds={shop.world.world_id: shop.world}))
+
+    t = play(cfg(reply_attempts=3))
+    assert len(t.calls) == 1 and t.reply_resamples == 1
+    assert [m["content"] for m in t.messages if m["role"] == "assistant" and m.get("content")] == [reply]
+    t = play(cfg(reply_attempts=1))  # one sample: the repeat is the agent's
+    assert len(t.calls) == 2
+
+
 def test_ignores_result_reads_values_as_a_reply_writes_them():
     tool = {
         "role": "tool",

@@ -12,6 +12,7 @@ every assistant `tool_calls` entry has its `tool` reply.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +26,7 @@ from worldsmith.records import Agent, FaultEvent, Task, ToolCall, ToolSpec, Traj
 from worldsmith.records import World as WorldSchema
 from worldsmith.rollouts.user import UserSimulator
 from worldsmith.rubric import goal_met
-from worldsmith.vocab import END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS
+from worldsmith.vocab import END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS, READ_ACTIONS
 from worldsmith.worldmodel.faults import FaultInjector
 from worldsmith.worldmodel.grounding import ground_tools
 from worldsmith.worldmodel.runner import CallOutcome, SimulatorFailure, ToolRunner
@@ -194,6 +195,9 @@ class EpisodeRun:
                 grammar_tools=grammar,
             )
             unusable = not r.ok and r.error_kind in ("parse", "schema")  # a runaway cut at max_tokens
+            # a read made again with the same arguments after it succeeded learns nothing: SmolLM2, sampled again
+            # for a reply that ignored the result, called the same list four times instead
+            unusable = unusable or (r.ok and bool(r.tool_calls) and all(map(self.repeats_a_read, r.tool_calls)))
             text = (r.message().get("content") or "") if r.ok else ""
             garbled = r.ok and not r.tool_calls and (garbled_text(text, self.cap) or one_word(text))
             if (
@@ -213,9 +217,22 @@ class EpisodeRun:
         else:  # every sample failed: a prose reply that ignored the result beats a later one that is not prose
             if prose is not None and r is not prose:
                 text = (r.message().get("content") or "") if r.ok else ""
-                if not r.ok or (not r.tool_calls and (garbled_text(text, self.cap) or one_word(text))):
-                    return prose
+                if not r.ok or r.tool_calls or garbled_text(text, self.cap) or one_word(text):
+                    return prose  # the last sample failed too: a repeated read, not prose, or unparsable
         return r
+
+    def repeats_a_read(self, call: dict[str, Any]) -> bool:
+        """Whether `call` (an OpenAI tool call) is a read this episode already made, with success, with the same
+        arguments."""
+        fn = call.get("function") or {}
+        spec = self.ep.toolset.by_name.get(fn.get("name", ""))
+        if spec is None or spec.binding is None or spec.binding.action not in READ_ACTIONS:
+            return False
+        try:
+            args = json.loads(fn.get("arguments") or "{}")
+        except ValueError:
+            return False
+        return any(c.ok and c.name == fn.get("name") and c.arguments == args for c in self.calls)
 
     def keys_acted_on(self) -> set[tuple[str, str]]:
         """(tool, record key) of every call that succeeded so far: grounding offers no tool that record again.
