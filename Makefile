@@ -20,7 +20,7 @@ help:
 	@echo "make lint        ruff check + ruff format --check + lint-imports (the layers; part of make test; make format fixes)"
 	@echo "make query       interactive DuckDB shell on the catalog of all runs"
 	@echo "make finetune    fine-tune the base model on the run's exported dataset (Muon + AdamW; ARGS='--set finetune.optimizer=adamw')"
-	@echo "make eval        held-out tasks: the fine-tuned model vs the base model as the agent policy (ARGS='--model PATH')"
+	@echo "make eval        the held-out worlds' tasks: the fine-tuned model vs the base model (same precision), by family (ARGS='--model PATH')"
 	@echo "make bench       every benchmark (utilisation vs vllm bench serve, overhead, pipeline ceiling, Ray + replicas, yield, the judge two-sided, policy probe, data scale, Muon vs AdamW + QK-clip, kill soak) -> benchmarks/results/"
 	@echo "make ui          Prefect server + every worldsmith deployment, on http://127.0.0.1:4200 (ui-stop stops)"
 	@echo "make crawl       re-crawl the MCP servers of tool_specs/servers.yaml into tool_specs/crawled/"
