@@ -389,7 +389,7 @@ def test_finetune_then_eval_serves_the_new_model_with_vllm(tmp_path, project_roo
     # the fine-tuned folder is what vLLM served: its own log names it
     logs = "".join(p.read_text(errors="replace") for p in (data / "logs").glob("server-vllm-*.log"))
     assert f"--model {model}" in logs
-    assert (data / "runs" / "src" / "eval.html").read_text().count("<svg") == 1
+    assert (data / "runs" / "src" / "eval.html").read_text().count("<svg") == 2  # the rates, and by family
     # nothing is left serving on the policy port
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"http://127.0.0.1:{cfg['eval']['port']}/health", timeout=2)
