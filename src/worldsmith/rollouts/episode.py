@@ -200,25 +200,23 @@ class EpisodeRun:
             unusable = unusable or (r.ok and bool(r.tool_calls) and all(map(self.repeats_a_read, r.tool_calls)))
             text = (r.message().get("content") or "") if r.ok else ""
             garbled = r.ok and not r.tool_calls and (garbled_text(text, self.cap) or one_word(text))
-            if (
+            ignored = (
                 r.ok
                 and not r.tool_calls
                 and not garbled
                 and cfg.reply_uses_result
                 and ignores_result(text, self.messages)
-            ):
+            )
+            if ignored:
                 prose = prose or r
-                garbled = True
-            if not (unusable or garbled):
+            if not (unusable or garbled or ignored):
                 break
             if attempt + 1 < cfg.reply_attempts:
                 self.resampled += 1  # sampled again; the last sample stays (the judge reads it, or it ends the episode)
             self.check_budget()
-        else:  # every sample failed: a prose reply that ignored the result beats a later one that is not prose
-            if prose is not None and r is not prose:
-                text = (r.message().get("content") or "") if r.ok else ""
-                if not r.ok or r.tool_calls or garbled_text(text, self.cap) or one_word(text):
-                    return prose  # the last sample failed too: a repeated read, not prose, or unparsable
+        else:  # every sample failed: a prose reply that ignored the result beats a last one that failed worse
+            if prose is not None and not ignored:  # (a repeated read, not prose, or unparsable)
+                return prose
         return r
 
     def repeats_a_read(self, call: dict[str, Any]) -> bool:
