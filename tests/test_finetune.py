@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import types
 
 import pytest
 
@@ -392,3 +393,67 @@ def test_the_finetune_flow_trains_with_packing_and_qk_clip_from_the_config(token
         saved["config"]["packing"] is True and saved["config"]["qk_clip_tau"] == 0.05 and len(saved["max_logits"]) == 2
     )
     assert (tmp_path / "models" / "flow" / "model" / "model.safetensors").exists()
+
+
+def _kept_by_layers(model, run):
+    """(bytes of the tensors autograd keeps for backward from inside the decoder layers while `run()`
+    trains, its result): the activations checkpointing is for. Checkpointed layers keep theirs
+    through their own hooks, unseen here."""
+    kept, inside = [0], [0]
+    for layer in model.model.layers:
+        layer.register_forward_pre_hook(lambda *a: inside.__setitem__(0, inside[0] + 1))
+        layer.register_forward_hook(lambda *a: inside.__setitem__(0, inside[0] - 1))
+
+    def pack(t):
+        if inside[0]:
+            kept[0] += t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        result = run()
+    return kept[0], result
+
+
+def test_gradient_checkpointing_keeps_the_layer_inputs_only_and_trains_the_same(tokenizer, dataset, tmp_path):
+    def run(setting):
+        model = tiny(tokenizer)
+        return _kept_by_layers(
+            model,
+            lambda: train(
+                _cfg(max_steps=3, gradient_checkpointing=setting),
+                dataset,
+                tmp_path / setting,
+                model=model,
+                tokenizer=tokenizer,
+                log=lambda m: None,
+            ),
+        )
+
+    kept_off, off = run("off")
+    kept_on, on = run("on")
+    assert on.gradient_checkpointing and not off.gradient_checkpointing
+    # recomputed in backward, not kept: what stays is each layer's input (measured: 24x less)
+    assert kept_off > 100_000 and kept_on < kept_off / 10, (kept_on, kept_off)
+    assert on.losses == pytest.approx(off.losses, rel=1e-5)
+    saved = json.loads((on.model_dir / "config.json").read_text())
+    assert saved["use_cache"] is True  # the served folder is not left in a training setting
+
+
+def test_auto_checkpointing_turns_on_when_activations_outweigh_the_optimizer_state():
+    from worldsmith.finetune.loop import use_checkpointing
+
+    # SmolLM2-135M's shape: 576 wide, 30 layers, 134.5M parameters (16 bytes each: 2.15 GB)
+    smol = types.SimpleNamespace(
+        config=types.SimpleNamespace(hidden_size=576, num_hidden_layers=30),
+        parameters=lambda: [torch.empty(1).expand(134_515_008)],
+    )
+    auto = _cfg(gradient_checkpointing="auto")
+    # 4 x 2,048 tokens in fp32 on CPU: 8192 * 576 * 30 * 68 B = 9.6 GB of activations -> on
+    assert use_checkpointing(auto, smol, 4 * 2048, cuda=False)
+    # 2 x 640 tokens: 1.5 GB -> off
+    assert not use_checkpointing(auto, smol, 2 * 640, cuda=False)
+    # on a GPU (bf16, 34 B) 4 x 1,024 tokens: 2.4 GB -> on; 2 x 1,024: 1.2 GB -> off
+    assert use_checkpointing(auto, smol, 4 * 1024, cuda=True)
+    assert not use_checkpointing(auto, smol, 2 * 1024, cuda=True)
+    assert use_checkpointing(_cfg(gradient_checkpointing="on"), smol, 1, cuda=False)
+    assert not use_checkpointing(_cfg(gradient_checkpointing="off"), smol, 10**6, cuda=False)

@@ -48,6 +48,8 @@ class TrainResult:
     peak_rss_mb: float = 0.0
     max_logits: list[float] = field(default_factory=list)  # per step, the largest attention logit (with qk_clip_tau)
     clipped_heads: int = 0  # QK-clip head rescales over the steps run
+    gradient_checkpointing: bool = False  # what `gradient_checkpointing` (auto, on, off) came to
+    peak_cuda_mb: float = 0.0  # on a GPU: the most memory torch allocated there during the steps
 
 
 def load_base(base_model: str | None, dtype=torch.float32):
@@ -87,6 +89,43 @@ def dense_base(cache_dir: Path | str, log: Callable[[str], Any] = print) -> Path
     save_model(*load_base(None), folder)
     marker.write_text(json.dumps(made_from))
     return folder
+
+
+def activation_bytes(model, tokens: int, cuda: bool) -> int:
+    """What the activations a backward pass keeps weigh for a micro-batch of `tokens`: about 34 bytes
+    per token, layer and hidden unit at 16-bit (Korthikanti et al. 2022, with fused attention), twice
+    that in fp32 (the CPU path)."""
+    c = model.config
+    per = 34 if cuda else 68
+    return tokens * c.hidden_size * c.num_hidden_layers * per
+
+
+def state_bytes(model) -> int:
+    """Weights, gradients and optimizer state in fp32: 16 bytes a parameter (AdamW's two moments;
+    Muon keeps one, so this errs toward checkpointing)."""
+    return 16 * sum(p.numel() for p in model.parameters())
+
+
+def use_checkpointing(cfg: FinetuneConfig, model, longest_batch_tokens: int, cuda: bool) -> bool:
+    """`gradient_checkpointing` resolved: auto pays (recomputation costs about a forward pass a step)
+    when the longest micro-batch's activations would outweigh the weights and optimizer state."""
+    if cfg.gradient_checkpointing != "auto":
+        return cfg.gradient_checkpointing == "on"
+    return activation_bytes(model, longest_batch_tokens, cuda) > state_bytes(model)
+
+
+def set_checkpointing(model, on: bool) -> None:
+    """Turn activation checkpointing on or off; non-reentrant, which needs no input that requires grad
+    and takes the packed rows' position ids. (transformers 5 renamed the methods; 4.x has the old ones.)"""
+    if hasattr(model, "activation_checkpointing_enable"):
+        if on:
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        else:
+            model.activation_checkpointing_disable()
+    elif on:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        model.gradient_checkpointing_disable()
 
 
 def lr_factor(step: int, warmup: int, total: int) -> float:
@@ -159,7 +198,9 @@ def finished_result(cfg: FinetuneConfig, dataset: Path, fingerprint: str, out: P
     if not record.exists():
         return None
     saved = json.loads(record.read_text())
-    if saved.get("config") != json.loads(json.dumps(cfg.model_dump())):
+    memory_only = {"gradient_checkpointing"}  # changes what a step holds, not what it computes
+    now = {k: v for k, v in json.loads(json.dumps(cfg.model_dump())).items() if k not in memory_only}
+    if {k: v for k, v in (saved.get("config") or {}).items() if k not in memory_only} != now:
         return None
     if "dataset_sha256" in saved:
         if saved["dataset_sha256"] != fingerprint:
@@ -197,10 +238,24 @@ def train(
     model.to("cuda" if cuda else "cpu")
     model.config.use_cache = False
     batches, val_batches, pad = load_batches(cfg, dataset, tokenizer, log)
+    longest = max(b.input_ids.numel() for b in batches)
+    checkpointing = use_checkpointing(cfg, model, longest, cuda)
+    if checkpointing:
+        set_checkpointing(model, True)
+    log(
+        f"finetune: gradient checkpointing {'on' if checkpointing else 'off'} ({cfg.gradient_checkpointing}; "
+        f"activations ~{activation_bytes(model, longest, cuda) / 2**30:.1f} GiB for {longest} tokens, "
+        f"weights + optimizer ~{state_bytes(model) / 2**30:.1f} GiB)"
+    )
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
     training = Training(cfg, model, out, fingerprint, cuda, pad)
+    training.result.gradient_checkpointing = checkpointing
     training.resume(dataset, log)
     training.run(batches, val_batches, progress)
     result = training.finish(log)
+    if checkpointing:
+        set_checkpointing(model, False)  # a training setting, not the saved model's
     result.model_dir = save_model(model, tokenizer, out / "model")
     (out / "train.json").write_text(
         json.dumps(
@@ -359,6 +414,8 @@ class Training:
         result.seconds_per_step = round(elapsed / max(steps_run, 1), 3)
         result.tokens_per_s = round(self.tokens / max(elapsed, 1e-9), 1)
         result.peak_rss_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+        if self.cuda:
+            result.peak_cuda_mb = round(torch.cuda.max_memory_allocated() / 2**20)
         if self.clip:
             self.clip.close()
             result.clipped_heads = self.clip.clipped_heads
