@@ -466,6 +466,22 @@ class RolloutsConfig(Strict):
     real_execution: RealExecutionConfig = RealExecutionConfig()
 
 
+class RewardConfig(Strict):
+    """The episode's reward for RL, from the judge's verdict by component (each kept with the verdict):
+    `total` = the weighted sum. Components: verifiable (1 when every deterministic check holds: criteria,
+    status, no rejected hack, faults handled), verifiable_fraction (share of deterministic criteria passed),
+    rubric (the critic's score / 10; absent without the critic), format (share of calls that parsed into a
+    known tool with valid arguments) and budget (0 within the task's token budget, down to -1 at twice it)."""
+
+    verifiable: float = 1.0
+    verifiable_fraction: float = 0.0
+    rubric: float = 0.0  # the CPU default has no critic (SmolLM2's agreed at kappa 0.0); a GPU run: 0.5
+    format: float = 0.1
+    budget: float = 0.1
+    # the task's token budget: this many agent tokens per step of its gold chain, plus one step for the reply
+    tokens_per_step: PositiveInt = 256
+
+
 class JudgeConfig(Strict):
     """Keep a trajectory when all of these hold (the policy)."""
 
@@ -483,6 +499,7 @@ class JudgeConfig(Strict):
     require_critic_rubrics: bool = True  # K2's core and prescriptive rubrics pass by the critic
     require_fault_recovery: bool = True  # after an injected fault the agent retried or told the user
     concurrency: PositiveInt = 8
+    reward: RewardConfig = Field(default_factory=RewardConfig)  # RL's reward by component; not part of the policy
 
 
 # The export's file formats by name: export/formats.py registers a class under each, in this order
@@ -560,6 +577,9 @@ class FinetuneConfig(Strict):
     explode_factor: PositiveFloat = 10.0
     # K2's MuonClip: heads whose max attention logit passes this are scaled back (K2: 100); null = off
     qk_clip_tau: PositiveFloat | None = None
+    # recompute each layer's activations in the backward pass instead of keeping them: auto = on when the
+    # longest micro-batch's activations would outweigh the weights, gradients and optimizer state
+    gradient_checkpointing: Literal["auto", "on", "off"] = "auto"
     seed: NonNegInt = 0
 
 

@@ -535,13 +535,27 @@ class CriticReport(Part):
     raw: str | None = None
 
 
+class Reward(Part):
+    """An episode's reward for RL, by component (judge.reward): what each check contributed, so a
+    reward curve can be read by its parts. None where a component does not apply (no critic)."""
+
+    verifiable: float  # 1.0: every deterministic check holds (criteria, status, hacks, faults)
+    verifiable_fraction: float  # share of the deterministic criteria passed
+    rubric: float | None = None  # the critic's score / 10
+    format: float  # share of the agent's calls that parsed into a known tool with valid arguments
+    budget: float  # 0 within the task's token budget; -overrun / budget, down to -1
+    agent_tokens: int = 0
+    budget_tokens: int = 0
+    total: float
+
+
 class Verdict(Record):
     """The judge's decision on one trajectory, with every check's result and evidence, so
     "why was this dropped" and "which criteria fail most" are queries."""
 
     stage: ClassVar[str] = "verdicts"
     id_field: ClassVar[str] = "trajectory_id"
-    json_fields: ClassVar[frozenset[str]] = frozenset({"criteria", "hacks", "critic"})
+    json_fields: ClassVar[frozenset[str]] = frozenset({"criteria", "hacks", "critic", "reward"})
 
     trajectory_id: str
     task_id: str
@@ -555,6 +569,7 @@ class Verdict(Record):
     passed: bool
     # why it failed: criterion:c2, hack:unbacked_claim, critic_score, status:error ...
     reasons: list[str] = Field(default_factory=list)
+    reward: Reward | None = None  # None: judged before rewards were kept
     created_at: datetime = Field(default_factory=utcnow)
 
 

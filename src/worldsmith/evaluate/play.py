@@ -14,13 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from worldsmith.config import PipelineConfig, PolicyConfig, data_dir
-from worldsmith.llm.client import TRANSPORT_FAILURES, malformed_tool_call
 from worldsmith.records import Agent, HeldOut, ModelEval, Task, ToolSpec, Trajectory, Verdict, World, content_id
+from worldsmith.reward import INVALID_CALLS, server_failed, unparsed
 from worldsmith.rubric import arguments_match
 from worldsmith.store import RunStore
 from worldsmith.vocab import export_jsonl
-
-INVALID_CALLS = ("unknown_tool", "invalid_arguments")
 
 
 @dataclass(frozen=True)
@@ -95,27 +93,9 @@ def exact_arguments(tasks: dict[str, Task], trajs: list[Trajectory]) -> tuple[in
     return made, total
 
 
-def unparsed(t: Trajectory) -> bool:
-    """The episode ended on an agent output (a call or reply) that never parsed."""
-    return t.status == "error" and (t.reason or "").startswith("agent_output") and not server_failed(t)
-
-
 def well_formed(t: Trajectory) -> bool:
     """The agent made at least one tool call and every one parsed into a known tool with schema-valid arguments."""
     return bool(t.calls) and not unparsed(t) and all(c.executor not in INVALID_CALLS for c in t.calls)
-
-
-def server_failed(t: Trajectory) -> bool:
-    """The episode ended because the policy's server did not answer (`agent_output: http|timeout|connection: ...`),
-    not because the model's tool call was malformed (which llama.cpp reports as an HTTP 500; episodes stored before
-    the client told the two apart carry it as `http`)."""
-    reason = t.reason or ""
-    return (
-        t.status == "error"
-        and reason.startswith("agent_output: ")
-        and reason.split(":")[1].strip() in TRANSPORT_FAILURES
-        and not malformed_tool_call(reason)
-    )
 
 
 class VoidEval(ValueError):

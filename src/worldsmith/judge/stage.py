@@ -20,6 +20,7 @@ from worldsmith.judge.hacks import find_hacks
 from worldsmith.judge.stats import SECTIONS
 from worldsmith.progress import LiveProgress
 from worldsmith.records import CriterionResult, CriticReport, Task, Trajectory, Verdict
+from worldsmith.reward import reward_of
 from worldsmith.rubric import check_criterion, check_order, check_writes
 from worldsmith.stage import Shard, Stage, holds
 
@@ -108,7 +109,7 @@ def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: CriticReport 
             score = float(critic.score)
             if score < cfg.min_critic_score:
                 reasons.append("critic_score")
-    return Verdict(
+    verdict = Verdict(
         trajectory_id=traj.trajectory_id,
         task_id=traj.task_id,
         agent_id=traj.agent_id,
@@ -121,6 +122,8 @@ def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: CriticReport 
         passed=not reasons,
         reasons=reasons,
     )
+    verdict.reward = reward_of(cfg, task, traj, verdict)
+    return verdict
 
 
 def agreement(verdicts: list[Verdict]) -> dict[str, float | int | None]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,12 +81,11 @@ def task_memo(task: Task) -> dict[str, tuple[Any, list[dict[str, Any]]]]:
 
 class EpisodeRun:
     """One episode's state (messages, world, calls, faults, usage, counters) and its moves:
-    `reset` (the user's opening message), `agent_acts` (agent steps until a text reply) and
-    `user_speaks` (one user message). A move appends to `messages` and raises `_End` when the
+    `reset` (the user's opening message), `agent_step` (the policy samples a step and `take`s it)
+    and `user_speaks` (one user message). A move appends to `messages` and raises `_End` when the
     episode ends; `play` makes the moves in turn order and `trajectory` records the episode.
-    An agent step is its sampling (`sample_agent`, the LLM call) and its application
-    (`apply_agent`: a text reply, or tool calls executed and replied to), kept apart so a
-    message from elsewhere applies the same way."""
+    `take` applies an agent message, however it was sampled, and says whose move is next: the RL
+    environment (`worldsmith.gym`) drives the same episode with messages from a trainer's policy."""
 
     def __init__(
         self,
@@ -110,6 +110,7 @@ class EpisodeRun:
         self.calls: list[ToolCall] = []
         self.fault_log: list[FaultEvent] = []
         self.turns = self.steps = self.resampled = 0  # user messages, agent steps, agent samples drawn again
+        self.turn_steps = 0  # agent steps of tool calls since the last text reply
         self.status, self.reason, self.raw = "finished", None, None
         self.started = time.perf_counter()
 
@@ -123,13 +124,16 @@ class EpisodeRun:
 
     async def play(self) -> None:
         """The moves in turn order until the episode ends; keeps its status, reason and raw output."""
+        if await self.ends(self.reset()):
+            return
+        while not await self.ends(self.agent_step()):
+            pass
+
+    async def ends(self, move: Awaitable[None]) -> bool:
+        """Makes `move`; True when the episode ended in it, its status, reason and raw output kept."""
         try:
-            await self.reset()
-            while True:
-                await self.agent_acts()
-                if self.turns >= self.cfg.max_turns:
-                    raise _End("max_turns", f"{self.turns} user turns, limit {self.cfg.max_turns}")
-                await self.user_speaks()
+            await move
+            return False
         except _End as end:
             self.status, self.reason, self.raw = end.status, end.reason, end.raw
         except ServerUnavailable:  # not the episode's fault: the run stops and this episode is played again on resume
@@ -137,6 +141,7 @@ class EpisodeRun:
         except Exception as exc:  # a bug or a client that raised: this episode is an error, the stage goes on
             _drop_unanswered(self.messages)
             self.status, self.reason = "error", f"internal: {type(exc).__name__}: {str(exc)[:300]}"
+        return True
 
     async def reset(self) -> None:
         """The episode's opening: the user's first message."""
@@ -160,21 +165,29 @@ class EpisodeRun:
         if u.ends:
             raise _End("finished", END_REASONS[u.action])
 
-    async def agent_acts(self) -> None:
-        """Agent steps until a text reply (tool calls executed in between)."""
-        for _ in range(self.cfg.max_agent_steps_per_turn):
-            if await self.agent_step():
-                return
-        raise _End("max_tool_calls", f"no reply after {self.cfg.max_agent_steps_per_turn} agent steps in one turn")
-
-    async def agent_step(self) -> bool:
-        """One agent step, sampled and applied; True when it was a text reply (the user speaks next)."""
+    async def agent_step(self) -> None:
+        """One agent step, sampled by the episode's policy and taken."""
         self.check_budget()
         r = await self.sample_agent()
-        self.steps += 1
         if not r.ok:
+            self.steps += 1
             raise _End("error", f"agent_output: {r.error_kind}: {r.error}", r.raw)
-        return await self.apply_agent(r.message(), r.raw)
+        await self.take(r.message(), r.raw)
+
+    async def take(self, msg: dict[str, Any], raw: str | None = None) -> None:
+        """Applies one agent message (tool calls executed and replied to, or a text reply) and makes the moves
+        that follow it: after a reply the user speaks (or the turn limit ends the episode); a turn of tool-call
+        steps without a reply ends at `max_agent_steps_per_turn`. Raises `_End` when the episode ends."""
+        self.steps += 1
+        if not await self.apply_agent(msg, raw):
+            self.turn_steps += 1
+            if self.turn_steps >= self.cfg.max_agent_steps_per_turn:
+                raise _End("max_tool_calls", f"no reply after {self.turn_steps} agent steps in one turn")
+            return
+        self.turn_steps = 0
+        if self.turns >= self.cfg.max_turns:
+            raise _End("max_turns", f"{self.turns} user turns, limit {self.cfg.max_turns}")
+        await self.user_speaks()
 
     async def sample_agent(self) -> LLMResult:
         """The policy's next step; an output that cannot be parsed, a reply that is not prose, or one
