@@ -309,13 +309,31 @@ def test_the_report_has_the_headline_figures(report):
     )
     assert head["generated_tokens"] == 210 and head["tools"] == 3
     page = out.read_text()
-    assert page.count('<figure class="plot"') == 14 and "criterion:state" in page and "<script" not in page
+    assert page.count('<figure class="plot"') == 15 and "criterion:state" in page and "<script" not in page
+    assert 'id="plot-rewards"' in page  # the RL reward by component
     # where the worlds came from, and the crawled tools code runs: the one crawled tool (the time server's) is unbound
     assert 'id="plot-world-source"' in page and 'id="plot-binding"' in page and head["crawled_tools_bound"] == 0.0
     # pass rate by task family, and the exported examples' diversity table: its total row counts the 5 exported
     assert 'id="plot-family"' in page
     table = page.split('<table id="diversity">')[1].split("</table>")[0]
     assert "<th>near duplicate rate</th>" in table and '<tr><td class="n">all</td><td class="n">5</td>' in table
+
+
+def test_the_reward_components_are_queryable_with_duckdb(report):
+    import duckdb
+
+    from worldsmith.records import RECORD_TYPES
+    from worldsmith.store import RunStore
+
+    out, _ = report
+    con = duckdb.connect()
+    RunStore(out.parent.parent.parent, "rep").views(con, RECORD_TYPES)
+    rows = con.execute(
+        "SELECT json_extract(reward, '$.verifiable')::DOUBLE, json_extract(reward, '$.format')::DOUBLE, "
+        "json_extract(reward, '$.total')::DOUBLE, json_extract(reward, '$.rubric') FROM verdicts"
+    ).fetchall()
+    # six passing episodes of the order world, each its two calls well formed, no critic
+    assert len(rows) == 6 and all(r[0] == 1.0 and r[1] == 1.0 and r[2] >= 1.0 and r[3] == "null" for r in rows), rows
 
 
 @pytest.mark.browser

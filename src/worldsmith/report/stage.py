@@ -69,6 +69,15 @@ QUERIES = {
         SELECT regexp_extract(r, '^[^:]+(:[^:]+)?') AS label, count(*) AS n
         FROM (SELECT unnest(reasons) AS r FROM verdicts WHERE run_id = $run)
         GROUP BY ALL ORDER BY n DESC LIMIT 12""",
+    # the RL reward by component (judge.reward), mean over the run's verdicts; NULL components (no critic) left out
+    "rewards": """
+        SELECT label, round(avg(v), 3) AS mean FROM (
+            SELECT unnest(['total', 'verifiable', 'verifiable_fraction', 'rubric', 'format', 'budget']) AS label,
+                   unnest([json_extract(reward, '$.total'), json_extract(reward, '$.verifiable'),
+                           json_extract(reward, '$.verifiable_fraction'), json_extract(reward, '$.rubric'),
+                           json_extract(reward, '$.format'), json_extract(reward, '$.budget')])::DOUBLE AS v
+            FROM verdicts WHERE run_id = $run AND reward IS NOT NULL)
+        WHERE v IS NOT NULL GROUP BY label ORDER BY label""",
     "statuses": (
         "SELECT status AS label, count(*) AS n FROM trajectories WHERE run_id = $run GROUP BY ALL ORDER BY n DESC"
     ),
@@ -89,7 +98,10 @@ QUERIES = {
 
 
 def _query(con: duckdb.DuckDBPyConnection, sql: str, run_id: str) -> list[dict[str, Any]]:
-    cur = con.execute(sql.replace("$run", "'" + run_id.replace("'", "''") + "'"))
+    try:
+        cur = con.execute(sql.replace("$run", "'" + run_id.replace("'", "''") + "'"))
+    except duckdb.BinderException:  # a column newer than every stored shard (verdicts judged before rewards)
+        return []
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, row, strict=True)) for row in cur.fetchall()]
 
@@ -225,6 +237,11 @@ def build_report(
             "faults",
             "Fault recovery by kind",
             bars(data["faults"], "fault recovery by kind", "share handled", stacked="handled", rate=True),
+        ),
+        (
+            "rewards",
+            "RL reward by component (mean over verdicts)",
+            bars(data["rewards"], "reward by component (judge.reward)", "mean", value="mean"),
         ),
         ("reasons", "Top failure reasons", bars(data["reasons"], "top reasons for dropping", "trajectories")),
         ("statuses", "How episodes ended", bars(data["statuses"], "how episodes ended", "trajectories")),
