@@ -12,7 +12,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 180
 export HF_HUB_OFFLINE := 1
 
-.PHONY: lint format setup setup-vllm setup-browser ui ui-stop finetune eval bench synth crawl test test-fast query serve serve-vllm serve-stop clean-data help
+.PHONY: lint format setup setup-vllm setup-browser ui ui-stop finetune eval rl bench synth crawl test test-fast query serve serve-vllm serve-stop clean-data help
 
 help:
 	@echo "make synth       run the pipeline end to end (Prefect flow; ARGS='--set smoke.requests=8')"
@@ -21,6 +21,7 @@ help:
 	@echo "make query       interactive DuckDB shell on the catalog of all runs"
 	@echo "make finetune    fine-tune the base model on the run's exported dataset (Muon + AdamW; ARGS='--set finetune.optimizer=adamw')"
 	@echo "make eval        the held-out worlds' tasks: the fine-tuned model vs the base model (same precision), by family (ARGS='--model PATH')"
+	@echo "make rl          policy optimisation on the run's tasks (k1.5 objective, MuonAdamW), held-out reward before/after"
 	@echo "make bench       every benchmark (utilisation vs vllm bench serve, overhead, pipeline ceiling, Ray + replicas, yield, the judge two-sided, policy probe, data scale, Muon vs AdamW + QK-clip, kill soak) -> benchmarks/results/"
 	@echo "make ui          Prefect server + every worldsmith deployment, on http://127.0.0.1:4200 (ui-stop stops)"
 	@echo "make crawl       re-crawl the MCP servers of tool_specs/servers.yaml into tool_specs/crawled/"
@@ -61,6 +62,9 @@ finetune: setup
 
 eval: setup setup-vllm
 	$(BIN)/worldsmith eval $(ARGS)
+
+rl: setup
+	$(BIN)/worldsmith rl $(ARGS)
 
 ui-stop:
 	@test -x $(BIN)/python && $(BIN)/python flows/ui.py stop || echo "nothing to stop"

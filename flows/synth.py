@@ -1,9 +1,9 @@
 """Prefect flows over the pipeline: `synth` end to end, one flow per declared stage (built
-from `worldsmith.pipeline.STAGES`), `finetune` and `eval`. Thin: the run loop is the
+from `worldsmith.pipeline.STAGES`), `finetune`, `eval` and `rl`. Thin: the run loop is the
 library's (`pipeline.synth`); Prefect only decides how a stage's parts run and what each
 stage publishes (worldsmith never imports Prefect).
 
-    python flows/synth.py [--flow synth|<stage>|finetune|eval] [--set KEY=VALUE ...] [--run-id ID] [--stages A,B]
+    python flows/synth.py [--flow synth|<stage>|finetune|eval|rl] [--set KEY=VALUE ...] [--run-id ID] [--stages A,B]
 
 Tasks: a stage that splits (agents, tasks, rollouts, judge) runs one task per shard of
 `run.shard_size` input records (per-item concurrency stays inside, in asyncio). A shard
@@ -308,7 +308,35 @@ def evaluate(
     return {"models": table, "report": str(evaluation.report)}
 
 
-FLOWS = {"synth": synth, **STAGE_FLOWS, "finetune": finetune, "eval": evaluate}
+@task(name="rl-rounds", cache_policy=NO_CACHE, task_run_name="rl")
+def rl_task(cfg, root: str, run_id: str | None) -> dict:
+    from worldsmith.rl import run_rl
+
+    r = run_rl(cfg, Path(root), run_id, log=_logger().info)
+    return {
+        "model": str(r.out / "model"),
+        "rounds": len(r.rounds),
+        "held_out_reward_before": r.before.get("reward"),
+        "held_out_reward_after": r.after.get("reward"),
+        "report": str(r.out / "rl.html"),
+    }
+
+
+@flow(name="rl", log_prints=True)
+def rl(config_path: str = "pipeline.yaml", overrides: list[str] | None = None, run_id: str | None = None) -> dict:
+    """Policy optimisation on the run's training tasks (k1.5's objective), the held-out tasks before and after."""
+    cfg, root = load_config(config_path, overrides or [])
+    counts = (rl_task if _in_flow_run() else rl_task.fn)(cfg, str(root), run_id)
+    if _in_flow_run():
+        create_table_artifact(
+            key=artifact_key(Path(counts["model"]).parent.name, "rl"),
+            table=[{"figure": k, "value": str(v)} for k, v in counts.items()],
+            description="worldsmith rl",
+        )
+    return counts
+
+
+FLOWS = {"synth": synth, **STAGE_FLOWS, "finetune": finetune, "eval": evaluate, "rl": rl}
 
 
 def main(argv: list[str]) -> None:

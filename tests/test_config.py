@@ -101,15 +101,20 @@ def test_a_later_key_left_null_keeps_the_run_ids_of_runs_made_before_it():
     import json
 
     cfg = PipelineConfig()
-    data = {k: v for k, v in cfg.resolved().items() if k not in ("finetune", "eval")}
+    data = {k: v for k, v in cfg.resolved().items() if k not in ("finetune", "eval", "rl")}
     data["run"] = {k: v for k, v in data["run"].items() if k not in ("executor", "ray_address", "ray_cpus_per_shard")}
     del data["llm"]["policy"]["parallel"]  # as it was before the key existed
+    del data["judge"]["reward"]  # the RL reward's weights, at their defaults
     del data["llm"]["server"]["max_tokens"]  # a serving default: the pipeline sends its own max_tokens
     data["tools"]["bundles"] = {k: v for k, v in data.pop("bundles").items() if k != "enabled"}  # where it was
     before = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:12]
     assert cfg.config_hash() == before
     assert validate_config({"llm": {"policy": {"parallel": 4}}}).config_hash() != before
     assert validate_config({"llm": {"server": {"max_tokens": 0}}}).config_hash() == before
+    assert (
+        validate_config({"judge": {"reward": {"format": 0.5}}}).config_hash() != before
+    )  # a changed reward: a new run
+    assert validate_config({"rl": {"iterations": 9}}).config_hash() == before  # rl only reads the run
 
 
 def test_bundles_switch_off_alone():

@@ -255,3 +255,30 @@ def test_a_real_grpo_run_steps_on_the_worldsmith_environments(tmp_path):
     envs = [e for pool in trainer._environment_pool.values() for e in pool]
     judged = [e._env.env.verdict for e in envs]
     assert judged and all(v is not None and v.task_id == task.task_id for v in judged)
+
+
+# ------------------------------------------------------------------ task sets for other RL stacks
+
+
+def test_an_exported_task_set_loads_in_datasets_and_rebuilds_the_same_environment(tmp_path):
+    import datasets
+
+    from worldsmith.gym.tasksets import SCHEMA, TASKSET_FILE, taskset_from_dataset, write_taskset
+
+    ts, task, chain = setup()
+    summary = write_taskset(ts, tmp_path, "run-x")
+    assert summary["tasks"] == 1
+    ds = datasets.load_dataset("parquet", data_files=str(tmp_path / TASKSET_FILE))["train"]
+    row = ds[0]
+    assert set(ds.column_names) == set(SCHEMA) and row["task_id"] == task.task_id
+    assert [(c["name"], c["arguments"]) for c in json.loads(row["gold_calls"])] == [(n, a) for n, a in chain]
+    assert "| `world` |" in (tmp_path / "README.md").read_text()
+    # the gold chain stepped in an environment rebuilt from the dataset alone
+    loaded = taskset_from_dataset(ds)
+    env = SyncToolEnv(ToolEnv(loaded, ScriptedClient(user_sim=user_says(("Thanks.", "stop"))), PROMPTS, config()))
+    obs, _ = env.reset(row["task_id"])
+    assert obs.messages == row["prompt"] and obs.tools == json.loads(row["tools"])
+    gold_calls = [(c["name"], c["arguments"]) for c in json.loads(row["gold_calls"])]
+    for message in [*calls(gold_calls), "Done: I have taken care of that for you."]:
+        out = env.step(message)
+    assert out.info["reward"]["verifiable"] == 1.0

@@ -380,6 +380,33 @@ def worlds_pack(
         )
 
 
+@STAGE_APPS["tasks"].command("export")
+def tasks_export(
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    run_id: RunOpt = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="default: <data_dir>/tasksets/<run_id>")] = None,
+) -> None:
+    """Write the run's tasks as a Hugging Face dataset for RL stacks (tasks.parquet + README.md): each row holds
+    its task, seeded world, rubric, agent and tools, so `worldsmith.gym` rebuilds the environment from it."""
+    from worldsmith.config import data_dir
+    from worldsmith.gym import TaskSet
+    from worldsmith.gym.tasksets import write_taskset
+    from worldsmith.store import RunStore
+
+    cfg, root = _load(config, set_)
+    data = data_dir(cfg, root)
+    run = run_id or cfg.default_run_id()
+    try:
+        summary = write_taskset(
+            TaskSet.from_run(RunStore(data, run), cfg.run.seed), out or data / "tasksets" / run, run
+        )
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+    _print_table("task set", ["what", "value"], sorted(summary.items()))
+
+
 @STAGE_APPS["rollouts"].command("show")
 def rollouts_show(
     trajectory_id: Annotated[Optional[str], typer.Argument(help="a trajectory id (default: the latest one)")] = None,
@@ -477,6 +504,43 @@ def finetune(
         ],
         max_width=120,
     )
+
+
+@app.command()
+def rl(config: ConfigOpt = None, set_: SetOpt = None, run_id: RunOpt = None) -> None:
+    """Policy optimisation on the run's training tasks (Kimi k1.5's objective, MuonAdamW), the policy served between
+    rounds; the held-out tasks played before and after. Resumes from the last finished round."""
+    from worldsmith.pipeline import stop_on_sigterm
+    from worldsmith.rl import run_rl
+
+    cfg, root = _load(config, set_)
+    stop_on_sigterm()
+    try:
+        r = run_rl(cfg, root, run_id, log=lambda m: err.print(m, highlight=False))
+    except ValueError as exc:
+        err.print(f"[red]error:[/red] {exc}", highlight=False)
+        raise typer.Exit(1) from None
+    columns = [
+        "round",
+        "temperature",
+        "episodes",
+        "reward",
+        "verifiable",
+        "passed",
+        "trained",
+        "masked_share",
+        "set_aside",
+    ]
+    _print_table("rl rounds (training tasks)", columns, [tuple(str(x.get(c)) for c in columns) for x in r.rounds])
+    _print_table(
+        "held-out tasks",
+        ["", "episodes", "reward", "verifiable", "passed"],
+        [
+            (w, *(str(d.get(k)) for k in ("episodes", "reward", "verifiable", "passed")))
+            for w, d in (("before", r.before), ("after", r.after))
+        ],
+    )
+    console.print(f"model: {r.out / 'model'}   report: {r.out / 'rl.html'}   ({r.seconds:.0f} s)")
 
 
 @app.command("config")

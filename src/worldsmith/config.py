@@ -583,6 +583,44 @@ class FinetuneConfig(Strict):
     seed: NonNegInt = 0
 
 
+class RLConfig(Strict):
+    """`worldsmith rl` / `make rl`: policy optimisation on the run's training tasks (Kimi k1.5's objective): per
+    iteration the policy is served, plays `samples_per_task` episodes of each chosen task, the judge's reward
+    (`judge.reward.total`) of each is centred on its task's mean, and the policy is updated with
+    (r - mean r - tau * log(pi / pi_old))^2, pi_old being the weights that played the episodes (the next
+    iteration's reference). Held-out tasks are played before and after."""
+
+    policy: str | None = None  # an HF folder to start from; null: this config's `make finetune` output, else the base
+    out_dir: str = "data/models"  # <out_dir>/<name>/: model/ (an HF folder), checkpoints/, rl.json, rl.html
+    name: str | None = None  # default: <run_id>-rl
+    iterations: PositiveInt = 2
+    tasks_per_iteration: PositiveInt = 6
+    samples_per_task: Annotated[int, Field(ge=2)] = 4  # k: the reward is centred on the mean of a task's k samples
+    # the policy's tool-call mode: native samples are the trained tokens themselves (on-policy); constrained ones are
+    # JSON turned into calls (what a base SmolLM2 needs: it makes no native call). auto: native from a fine-tuned
+    # policy (rl.policy or `make finetune`'s), constrained from the base model
+    mode: Literal["auto", "constrained", "native"] = "auto"
+    tau: PositiveFloat = 0.1  # the relative-entropy weight to the iteration's reference policy
+    optimizer: Literal["muon", "adamw"] = "muon"
+    lr: PositiveFloat = 1e-5  # AdamW groups
+    muon_lr: PositiveFloat = 5e-5
+    updates_per_iteration: PositiveInt = 2  # optimizer steps over the iteration's episodes (shuffled mini-batches)
+    batch_size: PositiveInt = 4  # episodes per optimizer step
+    max_length: PositiveInt = 2048  # tokens per episode (longer ones are cut)
+    clip_grad_norm: PositiveFloat = 1.0
+    # K2.5: tokens whose log-probability under the weights being trained left the one under the weights that
+    # sampled them by more than this are masked out of the loss; null = off
+    logratio_mask: PositiveFloat | None = 1.0
+    temperature: tuple[PositiveFloat, PositiveFloat] = (1.0, 0.7)  # sampling temperature, first -> last iteration
+    # pass@k = 0 curriculum (Kimi-Dev): a task none of whose k samples earned the verifiable reward is set aside,
+    # and tried again every this many iterations; 0 = never set aside
+    retry_every: NonNegInt = 2
+    eval_samples: PositiveInt = 2  # per held-out task, before and after
+    eval_tasks: NonNegInt = 8  # held-out tasks played before and after (0 = all)
+    gradient_checkpointing: Literal["auto", "on", "off"] = "auto"
+    seed: NonNegInt = 0
+
+
 class EvalConfig(Strict):
     """`worldsmith eval --model PATH`: the tasks of the export's held-out worlds (or agents), played by each
     model under test with the same seeds."""
@@ -629,6 +667,7 @@ class PipelineConfig(Strict):
     report: ReportConfig = ReportConfig()
     finetune: FinetuneConfig = FinetuneConfig()
     eval: EvalConfig = EvalConfig()
+    rl: RLConfig = RLConfig()
 
     @model_validator(mode="after")
     def _eval_sequences_fit(self) -> PipelineConfig:
@@ -646,10 +685,13 @@ class PipelineConfig(Strict):
         return f"{self.run.name}-{self.config_hash()}"
 
     def config_hash(self) -> str:
-        """Hash of what makes a run's data: not the sections that only read it (finetune, eval),
+        """Hash of what makes a run's data: not the sections that only read it (finetune, eval, rl),
         so `--set finetune.max_steps=1` still finds the run's export, nor where shards execute."""
-        data = {k: v for k, v in self.resolved().items() if k not in ("finetune", "eval")}
+        data = {k: v for k, v in self.resolved().items() if k not in ("finetune", "eval", "rl")}
         data["run"] = {k: v for k, v in data["run"].items() if k not in EXECUTION_KEYS}
+        # the RL reward's weights came after runs were made: hashed only when changed, so those runs keep their ids
+        if data["judge"].get("reward") == RewardConfig().model_dump(mode="json"):
+            del data["judge"]["reward"]
         for *parents, key in NULL_NEUTRAL_KEYS:
             section = data
             for name in parents:

@@ -245,7 +245,7 @@ def check_servable(model: EvalModel, engine: str) -> None:
         raise ValueError(f"{model.path} has no config.json: not an HF model folder")
 
 
-def _seed_store(store: RunStore, source: RunStore, tasks: list[Task]) -> None:
+def seed_store(store: RunStore, source: RunStore, tasks: list[Task]) -> None:
     """The eval run gets the held-out tasks with their agents, tools and worlds (once)."""
     agent_ids = {t.agent_id for t in tasks}
     agents = [a for a in source.read(Agent) if a.agent_id in agent_ids]
@@ -344,7 +344,7 @@ def evaluate_models(
             ecfg = eval_config(cfg, m, mode)
             eid = eval_run_id(source_run, m, ecfg)
             store = RunStore(data, eid)
-            _seed_store(store, source, tasks)
+            seed_store(store, source, tasks)
             log(f"eval [{m.label}, {mode}] {m.path or 'the packaged SmolLM2'} on {cfg.eval.engine} -> run {eid}")
             pipeline.synth(ecfg, root, run_id=eid, stages=["rollouts", "judge"], log=log)
             scores = model_scores(
