@@ -89,6 +89,7 @@ def test_make_ui_deployments_trigger_and_browser(ui, tmp_path):
         "crawl-weekly",
         "finetune-daily",
         "eval-daily",
+        "rl-daily",
         *(
             f"{s}-daily"
             for s in ("smoke", "worlds", "tools", "bundles", "agents", "tasks", "rollouts", "judge", "export", "report")
