@@ -380,6 +380,48 @@ def worlds_pack(
         )
 
 
+@STAGE_APPS["judge"].command("calibrate")
+def judge_calibrate(
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+    run_id: RunOpt = None,
+    per_task: Annotated[int, typer.Option("--per-task", help="pairs per task at most")] = 2,
+) -> None:
+    """Calibrate the critic on the verifiable reward: for tasks with an episode that earned it and one that did not,
+    the pairwise critic picks one; agreement and Cohen's kappa per difficulty go to critic_calibration.json, and
+    judge.reward.rubric_min_kappa refuses the rubric reward below it (re-judge the run to apply it)."""
+    import asyncio
+
+    from worldsmith import pipeline
+    from worldsmith.judge.calibration import calibrate, calibration_pairs, write_calibration
+    from worldsmith.records import Task, Trajectory, Verdict
+
+    cfg, root = _load(config, set_)
+    with pipeline.model_server(cfg, root, log=lambda m: err.print(m, highlight=False)) as urls:
+        ctx = pipeline.open_run(cfg, root, run_id, urls=urls)
+        tasks = {t.task_id: t for t in ctx.store.read(Task)}
+        pairs = calibration_pairs(tasks, ctx.store.read(Trajectory), ctx.store.read(Verdict), per_task)
+        if not pairs:
+            err.print(
+                f"run {ctx.run_id} has no task with both an episode that earned the verifiable reward and one that "
+                "did not: nothing to calibrate on",
+                highlight=False,
+            )
+            raise typer.Exit(1)
+
+        async def go():
+            async with ctx.client() as client:
+                return await calibrate(client, ctx.prompts, pairs, cfg.run.seed)
+
+        figures = asyncio.run(go())
+    path = write_calibration(ctx.store.root, figures, cfg.llm.model_for("critic"))
+    _print_table(
+        f"critic vs the verifiable reward ({len(pairs)} pairs) -> {path}",
+        ["difficulty", "pairs", "agreement", "kappa", "critic said"],
+        [(d, f["pairs"], f["agreement"], f["kappa"], json.dumps(f["said"])) for d, f in figures.items()],
+    )
+
+
 @STAGE_APPS["tasks"].command("export")
 def tasks_export(
     config: ConfigOpt = None,

@@ -480,6 +480,9 @@ class RewardConfig(Strict):
     budget: float = 0.1
     # the task's token budget: this many agent tokens per step of its gold chain, plus one step for the reply
     tokens_per_step: PositiveInt = 256
+    # once the critic is calibrated (`worldsmith judge calibrate`): the rubric reward only for difficulties where its
+    # pairwise preferences agree with the verifiable reward at this Cohen's kappa or above; null = no refusal
+    rubric_min_kappa: Annotated[float, Field(ge=-1, le=1)] | None = 0.4
 
 
 class JudgeConfig(Strict):

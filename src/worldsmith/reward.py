@@ -58,12 +58,18 @@ def verifiable(cfg: JudgeConfig, verdict: Verdict, traj: Trajectory) -> bool:
     )
 
 
-def reward_of(cfg: JudgeConfig, task: Task, traj: Trajectory, verdict: Verdict) -> Reward:
-    """The reward components of a judged episode and their weighted total (`judge.reward`)."""
+def reward_of(
+    cfg: JudgeConfig, task: Task, traj: Trajectory, verdict: Verdict, rubric_trusted: frozenset[str] | None = None
+) -> Reward:
+    """The reward components of a judged episode and their weighted total (`judge.reward`). `rubric_trusted`: the
+    difficulties whose critic agreed with the checks well enough (`judge.calibration`); the rubric component of any
+    other is refused (None). None: no calibration, the rubric counts as configured."""
     w = cfg.reward
     checked = [r for r in verdict.criteria if r.source == "deterministic"]
     fraction = sum(bool(r.passed) for r in checked) / len(checked) if checked else 0.0
     rubric = verdict.critic_score / 10 if verdict.critic_score is not None else None
+    if rubric_trusted is not None and task.difficulty not in rubric_trusted:
+        rubric = None
     used = int((traj.usage.get("agent") or {}).get("completion_tokens", 0))
     budget = budget_tokens(task, w)
     over = max(0.0, min(1.0, (used - budget) / budget))

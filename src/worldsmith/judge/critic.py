@@ -9,6 +9,7 @@ criteria that only it can assess.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from worldsmith.llm import LLMClient, Prompts
@@ -74,3 +75,51 @@ async def critique(client: LLMClient, prompts: Prompts, task: Task, traj: Trajec
     if not r.ok:
         return CriticReport(ok=False, error=f"{r.error_kind}: {r.error}", raw=r.raw, model=r.model)
     return CriticReport(ok=True, score=r.data["score"], rubrics=r.data["rubrics"], model=r.model)
+
+
+PREFERENCES = ("A", "B", "tie")
+
+
+@dataclass
+class Pairwise:
+    """The critic's comparison of two episodes of one task (K2's pairwise rubric judgment)."""
+
+    ok: bool
+    preferred: str | None = None  # A | B | tie
+    rubrics: dict[str, str] = field(default_factory=dict)  # rubric id -> A | B | tie
+    reason: str | None = None
+    error: str | None = None
+
+
+def pairwise_schema(ids: list[str]) -> dict[str, Any]:
+    choice = {"enum": list(PREFERENCES)}
+    return {
+        "type": "object",
+        "properties": {
+            "rubrics": {
+                "type": "object",
+                "properties": dict.fromkeys(ids, choice),
+                "required": ids,
+                "additionalProperties": False,
+            },
+            "preferred": choice,
+            "reason": {"type": "string", "minLength": 3, "maxLength": 200},
+        },
+        "required": ["rubrics", "preferred", "reason"],
+        "additionalProperties": False,
+    }
+
+
+async def compare(client: LLMClient, prompts: Prompts, task: Task, a: Trajectory, b: Trajectory, seed: int) -> Pairwise:
+    """Which of two episodes of `task` the critic prefers, rubric by rubric (core, prescriptive and the task's)."""
+    rubrics = rubrics_for(task)
+    msgs = prompts.render_messages("critic_pairwise", goal=task.user_goal, a=a, b=b, rubrics=rubrics)
+    try:
+        r = await client.structured("critic", msgs, pairwise_schema(list(rubrics)), name="compare", seed=seed)
+    except ServerUnavailable:
+        raise
+    except Exception as exc:  # a client that raised: the pair is recorded as unjudged
+        return Pairwise(ok=False, error=f"internal: {type(exc).__name__}: {str(exc)[:300]}")
+    if not r.ok:
+        return Pairwise(ok=False, error=f"{r.error_kind}: {r.error}")
+    return Pairwise(ok=True, preferred=r.data["preferred"], rubrics=r.data["rubrics"], reason=r.data["reason"])

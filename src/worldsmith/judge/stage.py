@@ -14,6 +14,7 @@ from typing import Any
 from worldsmith.answers import agent_texts, declines
 from worldsmith.config import JudgeConfig
 from worldsmith.context import RunContext
+from worldsmith.judge.calibration import read_calibration, trusted_difficulties
 from worldsmith.judge.checks import fault_recovery
 from worldsmith.judge.critic import CORE_RUBRICS, PRESCRIPTIVE_RUBRICS, critique
 from worldsmith.judge.hacks import find_hacks
@@ -48,8 +49,15 @@ def deterministic(task: Task, traj: Trajectory) -> list[CriterionResult]:
     return results
 
 
-def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: CriticReport | None) -> Verdict:
-    """Apply the policy; every reason for dropping is kept, not just the first."""
+def decide(
+    cfg: JudgeConfig,
+    task: Task,
+    traj: Trajectory,
+    critic: CriticReport | None,
+    rubric_trusted: frozenset[str] | None = None,
+) -> Verdict:
+    """Apply the policy; every reason for dropping is kept, not just the first. `rubric_trusted`: the difficulties
+    whose rubric reward the critic's calibration allows (None: no calibration)."""
     results = deterministic(task, traj)
     hacks = find_hacks(traj)
     handled, _ = fault_recovery(traj)
@@ -122,7 +130,7 @@ def decide(cfg: JudgeConfig, task: Task, traj: Trajectory, critic: CriticReport 
         passed=not reasons,
         reasons=reasons,
     )
-    verdict.reward = reward_of(cfg, task, traj, verdict)
+    verdict.reward = reward_of(cfg, task, traj, verdict, rubric_trusted)
     return verdict
 
 
@@ -164,6 +172,7 @@ async def make_verdicts(ctx: RunContext, shard: Shard | None = None) -> dict[str
         if t.trajectory_id not in done and t.task_id in tasks and holds(shard, t.task_id)
     ]
     counts: Counter[str] = Counter()
+    trusted = trusted_difficulties(read_calibration(ctx.store.root), cfg.reward.rubric_min_kappa)
     writer = ctx.store.writer(Verdict, flush_every=16)
     sem = asyncio.Semaphore(cfg.concurrency)
 
@@ -177,7 +186,7 @@ async def make_verdicts(ctx: RunContext, shard: Shard | None = None) -> dict[str
                     critic = await critique(client, ctx.prompts, task, traj, seed=ctx.seed)
                 finally:
                     progress.in_flight -= 1
-        v = decide(cfg, task, traj, critic)
+        v = decide(cfg, task, traj, critic, trusted)
         writer.add(v)
         counts["critic_failed"] += critic is not None and not critic.ok
         counts["passed" if v.passed else "dropped"] += 1

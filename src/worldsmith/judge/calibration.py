@@ -1,0 +1,114 @@
+"""The critic, calibrated on the verifiable reward (K2 keeps its self-critique reward honest on tasks that have a
+checker): for tasks where one episode earned the verifiable reward and another did not, the pairwise critic says
+which it prefers; its agreement with the checker is measured per difficulty (Cohen's kappa: a critic that always
+answers "A" agrees half the time and scores 0), and `judge.reward.rubric_min_kappa` refuses the rubric reward for
+every difficulty whose kappa is below it, or that was never measured, once a calibration exists.
+
+    worldsmith judge calibrate       # -> data/runs/<run_id>/critic_calibration.json, a table per difficulty
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from worldsmith.judge.critic import PREFERENCES, compare
+from worldsmith.llm import LLMClient, Prompts
+from worldsmith.records import Task, Trajectory, Verdict
+
+CALIBRATION_FILE = "critic_calibration.json"
+
+
+@dataclass
+class Pair:
+    task: Task
+    a: Trajectory
+    b: Trajectory
+    truth: str  # A | B: the episode that earned the verifiable reward
+
+
+def calibration_pairs(
+    tasks: dict[str, Task], trajs: list[Trajectory], verdicts: list[Verdict], per_task: int = 2
+) -> list[Pair]:
+    """Pairs of episodes of one task, one with the verifiable reward and one without, the winner shown first and
+    second in turn (so a critic that prefers a position scores no agreement beyond chance)."""
+    verifiable = {v.trajectory_id: bool(v.reward and v.reward.verifiable) for v in verdicts if v.reward is not None}
+    by_task: dict[str, tuple[list[Trajectory], list[Trajectory]]] = {}
+    for t in sorted(trajs, key=lambda t: t.trajectory_id):
+        if t.trajectory_id in verifiable and t.task_id in tasks:
+            won, lost = by_task.setdefault(t.task_id, ([], []))
+            (won if verifiable[t.trajectory_id] else lost).append(t)
+    pairs = []
+    for task_id, (won, lost) in sorted(by_task.items()):
+        for w, loser in list(zip(won, lost, strict=False))[:per_task]:
+            first = len(pairs) % 2 == 0
+            pairs.append(Pair(tasks[task_id], w if first else loser, loser if first else w, "A" if first else "B"))
+    return pairs
+
+
+def cohen_kappa(truth: list[str], said: list[str]) -> float | None:
+    """Cohen's kappa between two labelings over A / B / tie; None without pairs."""
+    n = len(truth)
+    if not n:
+        return None
+    observed = sum(t == s for t, s in zip(truth, said, strict=True)) / n
+    pt, ps = Counter(truth), Counter(said)
+    chance = sum(pt[k] * ps[k] for k in PREFERENCES) / (n * n)
+    return round((observed - chance) / (1 - chance), 4) if chance < 1 else (1.0 if observed == 1 else 0.0)
+
+
+async def calibrate(client: LLMClient, prompts: Prompts, pairs: list[Pair], seed: int, concurrency: int = 8) -> dict:
+    """The critic's pairwise judgments of `pairs`, with agreement and kappa per difficulty and over all."""
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(i: int, p: Pair):
+        async with sem:
+            return await compare(client, prompts, p.task, p.a, p.b, seed=seed + 7919 * i)
+
+    judged = await asyncio.gather(*(one(i, p) for i, p in enumerate(pairs)))
+    rows: dict[str, dict[str, list[str]]] = {}
+    failed: Counter[str] = Counter()
+    for p, j in zip(pairs, judged, strict=True):
+        if not j.ok:
+            failed[p.task.difficulty] += 1
+            continue
+        for key in (p.task.difficulty, "all"):
+            r = rows.setdefault(key, {"truth": [], "said": []})
+            r["truth"].append(p.truth)
+            r["said"].append(j.preferred)
+    out = {}
+    for key, r in sorted(rows.items()):
+        n = len(r["truth"])
+        out[key] = {
+            "pairs": n,
+            "agreement": round(sum(a == b for a, b in zip(r["truth"], r["said"], strict=True)) / n, 4),
+            "kappa": cohen_kappa(r["truth"], r["said"]),
+            "said": dict(Counter(r["said"])),
+        }
+    for difficulty, n in failed.items():
+        out.setdefault(difficulty, {"pairs": 0, "agreement": None, "kappa": None, "said": {}})["unjudged"] = n
+    return out
+
+
+def write_calibration(run_root: Path, figures: dict[str, Any], model: str) -> Path:
+    path = run_root / CALIBRATION_FILE
+    path.write_text(json.dumps({"critic_model": model, "by_difficulty": figures}, indent=1))
+    return path
+
+
+def read_calibration(run_root: Path) -> dict[str, Any] | None:
+    path = run_root / CALIBRATION_FILE
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def trusted_difficulties(calibration: dict[str, Any] | None, min_kappa: float | None) -> frozenset[str] | None:
+    """The difficulties whose rubric reward is kept: measured at `min_kappa` or above; the rest (below it, or never
+    measured) are refused. None: no calibration or no threshold, so nothing is refused on its account."""
+    if calibration is None or min_kappa is None:
+        return None
+    by = calibration.get("by_difficulty", {})
+    return frozenset(d for d, f in by.items() if d != "all" and f.get("kappa") is not None and f["kappa"] >= min_kappa)
