@@ -126,3 +126,19 @@ def test_an_unusable_critic_answer_leaves_the_pair_unjudged():
     bad = LLMResult(ok=False, role="critic", model="m", endpoint="e", error_kind="schema", error="no")
     figures = asyncio.run(calibrate(ScriptedClient(critic=lambda m: bad), PROMPTS, pairs, seed=0))
     assert figures[task.difficulty]["pairs"] == 0 and figures[task.difficulty]["unjudged"] == 2
+
+
+def test_verdicts_judged_before_rewards_are_paired_by_their_checks():
+    """A run judged before verdicts kept a reward: the verifiable part is worked out again from the checks."""
+    from scripted_worlds import cancel_task
+    from test_judge import GOOD_SIM, traj
+
+    task = cancel_task()
+    good = traj().model_copy(update={"trajectory_id": "t-good"})
+    lazy = traj(  # looks the order up and says it is done: the state check fails
+        agent=[[("get_order", {"order_id": "o-1001"})], "Order o-1001 is cancelled."], sim=GOOD_SIM[:1]
+    ).model_copy(update={"trajectory_id": "t-lazy"})
+    cfg = JudgeConfig(critic=False, require_judge_criteria=False)
+    verdicts = [decide(cfg, task, t, None).model_copy(update={"reward": None}) for t in (good, lazy)]
+    (pair,) = calibration_pairs({task.task_id: task}, [good, lazy], verdicts, cfg=cfg)
+    assert pair.truth == "A" and pair.a.trajectory_id == "t-good" and pair.b.trajectory_id == "t-lazy"

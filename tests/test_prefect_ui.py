@@ -179,7 +179,7 @@ def test_flows_and_tasks_run_without_a_server(tmp_path, project_root):
         config_path=str(project_root / "pipeline.yaml"), overrides=overrides
     )  # the same run, resumed
     assert out["status"] == "finished" and out["stages"]["bundles"]["bundles"] == 2
-    assert set(flows.FLOWS) == {"synth", "finetune", "eval", *(s.name for s in flows.pipeline.STAGES)}
+    assert set(flows.FLOWS) == {"synth", "finetune", "eval", "rl", *(s.name for s in flows.pipeline.STAGES)}
     assert (
         flows.FLOWS["judge"].name == "judge" and flows.judge is flows.FLOWS["judge"]
     )  # a module attribute: deployments load it by name

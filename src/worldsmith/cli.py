@@ -400,7 +400,7 @@ def judge_calibrate(
     with pipeline.model_server(cfg, root, log=lambda m: err.print(m, highlight=False)) as urls:
         ctx = pipeline.open_run(cfg, root, run_id, urls=urls)
         tasks = {t.task_id: t for t in ctx.store.read(Task)}
-        pairs = calibration_pairs(tasks, ctx.store.read(Trajectory), ctx.store.read(Verdict), per_task)
+        pairs = calibration_pairs(tasks, ctx.store.read(Trajectory), ctx.store.read(Verdict), per_task, cfg.judge)
         if not pairs:
             err.print(
                 f"run {ctx.run_id} has no task with both an episode that earned the verifiable reward and one that "

@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from worldsmith.config import JudgeConfig
 from worldsmith.judge.critic import PREFERENCES, compare
 from worldsmith.llm import LLMClient, Prompts
 from worldsmith.records import Task, Trajectory, Verdict
+from worldsmith.reward import verifiable as is_verifiable
 
 CALIBRATION_FILE = "critic_calibration.json"
 
@@ -32,11 +34,24 @@ class Pair:
 
 
 def calibration_pairs(
-    tasks: dict[str, Task], trajs: list[Trajectory], verdicts: list[Verdict], per_task: int = 2
+    tasks: dict[str, Task],
+    trajs: list[Trajectory],
+    verdicts: list[Verdict],
+    per_task: int = 2,
+    cfg: JudgeConfig | None = None,
 ) -> list[Pair]:
     """Pairs of episodes of one task, one with the verifiable reward and one without, the winner shown first and
-    second in turn (so a critic that prefers a position scores no agreement beyond chance)."""
-    verifiable = {v.trajectory_id: bool(v.reward and v.reward.verifiable) for v in verdicts if v.reward is not None}
+    second in turn (so a critic that prefers a position scores no agreement beyond chance). A verdict judged before
+    rewards were kept has its verifiable part worked out again from its checks (`cfg`'s policy)."""
+    policy = cfg or JudgeConfig()
+    by_id = {t.trajectory_id: t for t in trajs}
+    verifiable = {
+        v.trajectory_id: bool(v.reward.verifiable)
+        if v.reward is not None
+        else is_verifiable(policy, v, by_id[v.trajectory_id])
+        for v in verdicts
+        if v.trajectory_id in by_id
+    }
     by_task: dict[str, tuple[list[Trajectory], list[Trajectory]]] = {}
     for t in sorted(trajs, key=lambda t: t.trajectory_id):
         if t.trajectory_id in verifiable and t.task_id in tasks:
