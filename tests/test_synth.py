@@ -119,7 +119,8 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     assert (run_export / "README.md").read_text().startswith("---\nconfigs:")
     assert {p.name for p in (run_export / "data").iterdir()} == {"train.parquet", "validation.parquet"}
     report = next((tmp_path / "data" / "runs").iterdir()) / "report.html"
-    assert report.exists() and report.read_text().count('<figure class="plot"') == 14
+    page = report.read_text() if report.exists() else ""
+    assert page.count('<figure class="plot"') == 15 and 'id="plot-rewards"' in page  # the RL reward by component
     assert f"report:  {report}" in proc.stdout
     # the run keeps its resolved config and hash, and the per-role usage
     run_dir = next((tmp_path / "data" / "runs").iterdir())
