@@ -26,21 +26,27 @@ def config(**rollouts) -> PipelineConfig:
     )
 
 
-def setup(pack: str = "shop", difficulty: str = "single_call"):
-    """A task set of one blueprint task on a seeded pack world, with its gold chain."""
+def pack_agent(pack: str, agent_id: str = "a", system_prompt: str | None = None) -> Agent:
+    """An agent over all of a pack's tools, acting on its world."""
     p = PACKS[pack]
-    d = drafts(pack, difficulty, 1)[0]
-    task = task_of(p.world, d)
-    agent = Agent(
-        agent_id="a",
-        bundle_id="b",
-        system_prompt=f"You are the {pack} assistant.",
+    return Agent(
+        agent_id=agent_id,
+        bundle_id=f"bnd_{agent_id}",
+        system_prompt=system_prompt or f"You are the {pack} assistant.",
         tool_ids=[t.tool_id for t in p.tools],
         domain=pack,
         world_id=p.world.world_id,
         style="terse expert",
         strictness="standard",
     )
+
+
+def setup(pack: str = "shop", difficulty: str = "single_call"):
+    """A task set of one blueprint task on a seeded pack world, with its gold chain."""
+    p = PACKS[pack]
+    d = drafts(pack, difficulty, 1)[0]
+    task = task_of(p.world, d)
+    agent = pack_agent(pack)
     ts = TaskSet({task.task_id: task}, {"a": agent}, {t.tool_id: t for t in p.tools}, {p.world.world_id: p.world})
     return ts, task, gold(d)
 

@@ -113,9 +113,10 @@ def source_run(data, packs=("shop", "bank")):
     """A run store with two agents on two pack worlds (the first's tasks train, the second's are held out), each
     with two blueprint tasks worded by the request grammar, and the export that says which world is held out."""
     from test_families import PACKS, drafts, task_of
+    from test_gym import pack_agent
 
     from worldsmith.llm.prompts import Prompts
-    from worldsmith.records import Agent, HeldOut, Persona, UserGoal
+    from worldsmith.records import HeldOut, Persona, UserGoal
     from worldsmith.store import RunStore
     from worldsmith.tasks.requests import grammar_request
 
@@ -124,15 +125,10 @@ def source_run(data, packs=("shop", "bank")):
     agents, tasks = [], []
     for pack in packs:
         p = PACKS[pack]
-        agent = Agent(
-            agent_id=f"agt_{pack}",
-            bundle_id=f"bnd_{pack}",
-            system_prompt=f"You are the {pack} assistant. Use the tools to do what the user asks; say what you did",
-            tool_ids=[t.tool_id for t in p.tools],
-            domain=pack,
-            world_id=p.world.world_id,
-            style="terse expert",
-            strictness="standard",
+        agent = pack_agent(
+            pack,
+            f"agt_{pack}",
+            f"You are the {pack} assistant. Use the tools to do what the user asks; say what you did",
         )
         agents.append(agent)
         for k, d in enumerate(drafts(pack, "single_call", 2)):
