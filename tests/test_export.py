@@ -358,8 +358,8 @@ def test_the_report_renders_in_headless_chromium(report, tmp_path):
         page.goto(out.as_uri())
         assert page.title() == "worldsmith report: rep"
         plots = page.locator("figure.plot svg")
-        # every figure drew its svg; 14 is the report's plot list (funnel ... crawled tools bound)
-        assert plots.count() == page.locator("figure.plot").count() == 14
+        # every figure drew its svg; 15 is the report's plot list (funnel ... crawled tools bound, rewards)
+        assert plots.count() == page.locator("figure.plot").count() == 15
         for i in range(plots.count()):
             box = plots.nth(i).bounding_box()
             assert box and box["width"] > 100 and box["height"] > 80, (i, box)
