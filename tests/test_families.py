@@ -138,6 +138,34 @@ def test_aggregate_the_right_figure_passes_and_a_wrong_one_fails(pack):
 
 
 @pytest.mark.parametrize("pack", sorted(PACKS))
+def test_dependent_chains_need_both_calls_and_the_record_the_first_one_names(pack):
+    """find_then_act (a list, then a write on the one record it found) and follow_reference (a get,
+    then the record its reference names): the second call's key comes from the first call's result."""
+    world, tools = PACKS[pack].world, PACKS[pack].tools
+    families = set()
+    for d in drafts(pack, "dependent_calls", n=8):
+        task = task_of(world, d)
+        families.add(task.blueprint.family)
+        assert validate_task(task, {t.name: t for t in tools}) is None, d.goal
+        (first, second) = d.steps
+        assert (first.tool.binding.action, second.tool.binding.action) != ("list", "get")  # the list showed it
+        key = second.arguments[second.tool.binding.key_param]
+        assert str(key) in json.dumps(d.calls[0].result)  # the dependency: the first result names the record
+        assert str(key) not in " ".join(d.facts.values())  # ... and the user does not
+        said = " ".join(f"The {k} is {v}." for k, v in d.asked.items())
+        right = episode(world, tools, task, gold(d), f"Done for {key}. {said}")
+        assert decide(CFG, task, right, None).passed, d.goal
+        first_only = episode(world, tools, task, gold(d)[:1], f"Done for {key}. {said}")
+        assert not decide(CFG, task, first_only, None).passed, d.goal
+        c2 = world.collection(second.tool.binding.collection)
+        other = next(r[c2.key] for r in d.initial[c2.name] if r[c2.key] != key)
+        wrong = {**second.arguments, second.tool.binding.key_param: other}
+        wrong_record = episode(world, tools, task, [*gold(d)[:1], (second.tool.name, wrong)], f"Done for {key}. {said}")
+        assert not decide(CFG, task, wrong_record, None).passed, d.goal
+    assert families <= {"find_then_act", "follow_reference"} and families, families
+
+
+@pytest.mark.parametrize("pack", sorted(PACKS))
 def test_conditional_acts_only_when_the_condition_holds(pack):
     world, tools = PACKS[pack].world, PACKS[pack].tools
     seen = set()

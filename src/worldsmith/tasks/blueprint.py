@@ -590,8 +590,8 @@ def sample_blueprint(
 
 def _dependent(world: World, usable: list[ToolSpec], state: dict[str, Any], rng: random.Random, seed: int) -> Draft:
     """A chain where the first call's output feeds the second: a list whose result names the
-    record a get/update/delete then acts on, or a get whose reference field names the record
-    of another collection the next get reads."""
+    record an update or delete then acts on (not a get: the list showed it), or a get whose
+    reference field names the record of another collection the next get reads."""
     options = chain_pairs(world, usable)
     rng.shuffle(options)
     for first, second in options:

@@ -215,8 +215,10 @@ def evolve_binding(world: World, b: ToolBinding, operator: str, rng: random.Rand
 
 def chain_pairs(world: World, tools: list[ToolSpec]) -> list[tuple[ToolSpec, ToolSpec]]:
     """(first, second) pairs of `tools` on `world` where the first call's output names the record the second
-    acts on: a list and a get, update or delete of the same collection, or a get whose reference field names
-    the record another collection's get reads. A dependent_calls task is drawn on one (its gold chain)."""
+    acts on: a list and an update or delete of the same collection, or a get whose reference field names
+    the record another collection's get reads. A dependent_calls task is drawn on one (its gold chain).
+    A list and a get of the same record is not a chain: the list's result already shows the record, so
+    an agent that answers from it has done the task, and a gold get after it would be a call no one needs."""
     pairs = []
     for first in tools:
         b = first.binding
@@ -226,7 +228,7 @@ def chain_pairs(world: World, tools: list[ToolSpec]) -> list[tuple[ToolSpec, Too
                 continue
             if (
                 b.action == "list"
-                and sb.action in ("get", "update", "delete")
+                and sb.action in ("update", "delete")
                 and sb.collection == b.collection
                 and second is not first
             ):
