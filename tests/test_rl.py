@@ -218,3 +218,8 @@ def test_rl_end_to_end_plays_updates_and_resumes(tmp_path, project_root):
     more = run_rl(cfg.model_copy(update={"rl": cfg.rl.model_copy(update={"iterations": 2})}), ROOT, "src", logs.append)
     assert any("resuming after round 1" in m for m in logs) and not any("held-out before" in m for m in logs)
     assert more.rounds[0] == r.rounds[0] and len(more.rounds) == 2 and more.before == r.before
+    # the checkpoint continues the base's policy: a re-run from another start policy is refused, nothing lost
+    moved = cfg.rl.model_copy(update={"iterations": 3, "policy": str(tmp_path / "another-policy")})
+    with pytest.raises(ValueError, match="continues a policy that started from"):
+        run_rl(cfg.model_copy(update={"rl": moved}), ROOT, "src", log=logs.append)
+    assert json.loads((r.out / "checkpoints" / "state.json").read_text())["iteration"] == 2

@@ -489,6 +489,54 @@ def test_a_read_made_again_with_the_same_arguments_is_sampled_again():
     assert len(t.calls) == 2
 
 
+def test_a_reply_before_reading_the_record_that_holds_the_answer_is_sampled_again_as_that_read():
+    """follow_reference: asked the destination of the flight of a booking, SmolLM2 read the booking and wrote
+    about the flight without reading it. A reply right after a result, while the user named a field (and its
+    entity) that no result has shown and a result named the record's key, is sampled again as a call, the
+    grammar narrowed to the get of that record (rollouts.read_before_reply)."""
+    from worldsmith.worldmodel.packs import load_pack
+    from worldsmith.worldmodel.seed import seed_state
+
+    air = load_pack(ROOT / "worlds" / "airline", today="2026-03-02")
+    state = seed_state(air.world, 3, air.records)
+    booking = state["bookings"][0]
+    flight = next(f for f in state["flights"] if f["flight_id"] == booking["flight_id"])
+    task = cancel_task().model_copy(update={"initial_state": state})
+    agent = order_agent(air.tools).model_copy(update={"world_id": air.world.world_id})
+    ep = Episode("trj_ref", task, agent, ToolSet.build(air.tools), 0, 7)
+    ask = f"What is the destination of the flight of booking {booking['booking_id']}?"
+    early = f"Booking {booking['booking_id']} is {booking['status']}; the flight is on time."
+    answer = f"That flight goes to {flight['destination']}."
+
+    def play(c, *replies):
+        client = ScriptedClient(
+            user_sim=user_says((ask, "continue"), ("Thanks.", "stop")),
+            agent=[[("get_booking", {"booking_id": booking["booking_id"]})], *replies],
+        )
+        t = asyncio.run(run_episode(ep, client, PROMPTS, c, worlds={air.world.world_id: air.world}))
+        return t, client
+
+    read = [("get_flight", {"flight_id": flight["flight_id"]})]
+    t, client = play(cfg(reply_attempts=3), early, read, answer)
+    assert [c.name for c in t.calls] == ["get_booking", "get_flight"] and t.reply_resamples == 1
+    forced = client.grammars[2]  # the step after the early reply: only the flight's get, on the key the booking named
+    assert [g["function"]["name"] for g in forced] == ["get_flight"]
+    assert forced[0]["function"]["parameters"]["properties"]["flight_id"]["enum"] == [flight["flight_id"].lower()]
+    replies = [m["content"] for m in t.messages if m["role"] == "assistant" and m.get("content")]
+    assert replies == [answer]
+    # off: the early reply stays
+    t, _ = play(cfg(reply_attempts=3, read_before_reply=False), early, read, answer)
+    assert [c.name for c in t.calls] == ["get_booking"] and early in [m.get("content") for m in t.messages]
+    # a field the booking's result has already shown ("the seat of booking ...") asks for no other read
+    seat = f"Your seat is {booking['seat']}."
+    client = ScriptedClient(
+        user_sim=user_says((f"What is the seat of booking {booking['booking_id']}?", "continue"), ("Thanks.", "stop")),
+        agent=[[("get_booking", {"booking_id": booking["booking_id"]})], seat],
+    )
+    t = asyncio.run(run_episode(ep, client, PROMPTS, cfg(reply_attempts=3), worlds={air.world.world_id: air.world}))
+    assert t.reply_resamples == 0 and [c.name for c in t.calls] == ["get_booking"]
+
+
 def test_ignores_result_reads_values_as_a_reply_writes_them():
     tool = {
         "role": "tool",

@@ -461,6 +461,10 @@ class RolloutsConfig(Strict):
     # a text reply right after a tool result that succeeded, quoting none of that result's values ("Done.", a
     # date the result never had), is sampled again like one that is not prose (within reply_attempts)
     reply_uses_result: bool = True
+    # grounded decoding: a text reply right after a successful result, while the user asked a field of a record
+    # that a result named (its key shown) but none has shown (follow a reference: the booking read, the flight's
+    # destination asked), is sampled again as a call, the grammar narrowed to the get tools of that record
+    read_before_reply: bool = True
     tool_sim: ToolSimConfig = ToolSimConfig()
     faults: FaultsConfig = FaultsConfig()
     real_execution: RealExecutionConfig = RealExecutionConfig()

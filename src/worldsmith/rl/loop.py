@@ -89,6 +89,7 @@ class RLState:
     rounds: list[dict[str, Any]] = field(default_factory=list)
     set_aside: dict[str, int] = field(default_factory=dict)
     before: dict[str, Any] | None = None  # the held-out tasks, played by the starting policy
+    start: str | None = None  # the policy round 1 started from: a re-run from another one does not resume this
 
 
 @dataclass
@@ -284,9 +285,14 @@ def run_rl(cfg: PipelineConfig, root: Path, run_id: str | None = None, log: Log 
             return RLResult(out=out, **kept)
     start_dir = Path(start) if start else dense_base(cfg.llm.server.model_cache_dir, log=log)
     ckpt = out / "checkpoints"
-    state = RLState()
+    state = RLState(start=str(start_dir))
     if (ckpt / "state.json").exists():
         state = RLState(**json.loads((ckpt / "state.json").read_text()))
+        if state.start is not None and state.start != str(start_dir):
+            raise ValueError(
+                f"rl: {ckpt} continues a policy that started from {state.start}, not {start_dir} (rl.policy or "
+                f"this config's finetune output); remove {ckpt} to start again, or set rl.name for a new folder"
+            )
         log(f"rl: resuming after round {state.iteration} from {ckpt}")
         model, tok = load_base(str(ckpt / "policy"))
     else:

@@ -29,7 +29,7 @@ from worldsmith.rollouts.user import UserSimulator
 from worldsmith.rubric import goal_met
 from worldsmith.vocab import END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS, READ_ACTIONS
 from worldsmith.worldmodel.faults import FaultInjector
-from worldsmith.worldmodel.grounding import ground_tools
+from worldsmith.worldmodel.grounding import ground_tools, unread_reads
 from worldsmith.worldmodel.runner import CallOutcome, SimulatorFailure, ToolRunner
 from worldsmith.worldmodel.state import World
 from worldsmith.worldmodel.toolset import ToolSet
@@ -190,9 +190,10 @@ class EpisodeRun:
         await self.user_speaks()
 
     async def sample_agent(self) -> LLMResult:
-        """The policy's next step; an output that cannot be parsed, a reply that is not prose, or one
-        that ignores the tool result it answers (`reply_uses_result`), is sampled again
-        (`reply_attempts`), and the last sample stays."""
+        """The policy's next step; an output that cannot be parsed, a reply that is not prose, one
+        that ignores the tool result it answers (`reply_uses_result`), or one written before reading
+        the record that holds what the user asked (`read_before_reply`: sampled again as a call to
+        that record's get), is sampled again (`reply_attempts`), and the last sample stays."""
         cfg, ep = self.cfg, self.ep
         force = cfg.require_tool == "first_turn" and self.steps == 0 and ep.task.difficulty not in NO_FORCED_CALL
         acted_on = self.keys_acted_on()
@@ -220,15 +221,22 @@ class EpisodeRun:
                 and cfg.reply_uses_result
                 and ignores_result(text, self.messages)
             )
-            if ignored:
+            unread = (
+                [t for t in grammar if t["function"]["name"] in unread_reads(ep.toolset, self.messages, self.worlds)]
+                if cfg.read_before_reply and grammar and r.ok and not r.tool_calls and not garbled and not ignored
+                else []
+            )
+            if ignored or unread:
                 prose = prose or r
-            if not (unusable or garbled or ignored):
+            if unread:  # the next sample reads the record that holds what was asked (its key is grounded)
+                force, grammar = True, unread
+            if not (unusable or garbled or ignored or unread):
                 break
             if attempt + 1 < cfg.reply_attempts:
                 self.resampled += 1  # sampled again; the last sample stays (the judge reads it, or it ends the episode)
             self.check_budget()
         else:  # every sample failed: a prose reply that ignored the result beats a last one that failed worse
-            if prose is not None and not ignored:  # (a repeated read, not prose, or unparsable)
+            if prose is not None and not (ignored or unread):  # (a repeated read, not prose, or unparsable)
                 return prose
         return r
 

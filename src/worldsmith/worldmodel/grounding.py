@@ -197,3 +197,65 @@ def ground_tools(
         if usable:
             out.append(narrowed)
     return out
+
+
+def _result_docs(messages: list[dict[str, Any]]) -> list[Any]:
+    """The tool results that succeeded, parsed."""
+    docs = []
+    for m in messages:
+        if m["role"] != "tool":
+            continue
+        try:
+            doc = json.loads(_text(m.get("content")))
+        except ValueError:
+            continue
+        if not (isinstance(doc, dict) and "error" in doc):
+            docs.append(doc)
+    return docs
+
+
+def _field_names(doc: Any) -> set[str]:
+    if isinstance(doc, dict):
+        return set(doc) | {k for v in doc.values() for k in _field_names(v)}
+    if isinstance(doc, list):
+        return {k for v in doc for k in _field_names(v)}
+    return set()
+
+
+def _says(text: str, phrase: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text) is not None
+
+
+def unread_reads(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World]) -> list[str]:
+    """Right after a tool result that succeeded: the bundle's get tools that would read what the user asked
+    and no result has shown yet. A field is asked when the user's messages say it and its record's entity
+    ("the destination of the flight linked to booking bkg-1"), no result so far has that field, and a result
+    has shown a key of its collection (the record to read is known). A reply at that point answers without
+    the record that holds the answer: SmolLM2 read the booking and wrote about the flight instead of reading
+    it. Empty when the last message is not a successful result, or nothing asked is missing."""
+    if not messages or messages[-1]["role"] != "tool":
+        return []
+    if not _result_docs(messages[-1:]):  # an error: the agent says so, or tries again
+        return []
+    docs = _result_docs(messages)
+    said = " ".join(_text(m.get("content")) for m in messages if m["role"] == "user").lower()
+    shown = _field_names(docs)
+    results = [m for m in messages if m["role"] == "tool"]
+    out = []
+    for tool in toolset.tools:
+        name = tool["function"]["name"]
+        b = toolset.by_name[name].binding
+        world = worlds.get(b.world_id) if b is not None and b.executed else None
+        c = world.collection(b.collection) if world is not None else None
+        if c is None or b.action != "get" or not b.key_param or not seen_keys(results, world).get(c.name):
+            continue
+        if not any(_says(said, n.lower()) for n in {c.entity, re.sub(r"[_-]+", " ", c.entity)}):
+            continue
+        asked = [
+            f.name
+            for f in c.fields
+            if f.name != c.key and f.ref is None and f.name not in shown and _says(said, re.sub(r"[_-]+", " ", f.name))
+        ]
+        if asked:
+            out.append(name)
+    return out
