@@ -23,7 +23,7 @@ from conftest import free_port
 
 pytestmark = [pytest.mark.engine, pytest.mark.slow]
 
-BUNDLES = 4  # agents, each with tasks.per_agent (4) tasks played rollouts.samples_per_task (3) times
+BUNDLES = 4  # agents, each with tasks.per_agent tasks played rollouts.samples_per_task (3) times
 
 
 def test_synth_flow_end_to_end(tmp_path, project_root):
@@ -87,7 +87,8 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
         int(query("SELECT count(*) FROM tasks")),
         int(query("SELECT count(*) FROM rejections WHERE kind = 'task'")),
     )
-    assert kept + rejected == BUNDLES * 4 and kept >= BUNDLES * 2
+    per_agent = cfg["tasks"]["per_agent"]
+    assert kept + rejected == BUNDLES * per_agent and kept >= BUNDLES * 2
     if kept:  # a task listed with its rubric and the tools its agent needs
         row = query(
             "SELECT len(from_json(t.rubric->'criteria', '[\"JSON\"]')) > 0 AND count(tl.tool_id) > 0 FROM tasks t "

@@ -367,17 +367,20 @@ class AgentsConfig(Strict):
 class TasksConfig(Strict):
     enabled: bool = True
     mode: Literal["blueprint", "freeform"] = "blueprint"  # blueprint: gold calls executed first, rubric from execution
-    per_agent: PositiveInt = 4  # tasks per agent; difficulties are taken in turn
+    per_agent: PositiveInt = 5  # tasks per agent; difficulties are taken in turn
     # the CPU default: mostly what SmolLM2 can pass (README: pass@k by difficulty); a GPU run: list(DIFFICULTIES)
     difficulties: list[Literal[DIFFICULTIES]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: [
             "single_call",
             "single_call",
-            "multi_call",
-            "single_call",
-            "error_recovery",
+            "dependent_calls",
             "single_call",
             "refusal",
+            "single_call",
+            "multi_call",
+            "dependent_calls",
+            "single_call",
+            "error_recovery",
         ],
         min_length=1,
     )
