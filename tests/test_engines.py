@@ -218,3 +218,56 @@ def test_vllm_seeded_requests_survive_a_split_prefill(vllm_server):
     assert all(r.prompt_tokens > 2100 and r.completion_tokens > 0 for r in results), [
         (r.prompt_tokens, r.completion_tokens) for r in results
     ]
+
+
+@pytest.mark.slow
+def test_vllm_loads_new_weights_in_place_without_a_restart(tmp_path):
+    """`make rl` on vLLM keeps one server for every round and loads each round's weights into it
+    (`ModelServer.reload_weights`): the engine answers with the new weights at once, from the same
+    process, and with the old ones again once they are loaded back. llama.cpp, and a vLLM server not
+    started reloadable, refuse with the reason."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    import httpx
+    from conftest import free_port
+    from safetensors.torch import load_file, save_file
+
+    from worldsmith.config import ServerConfig
+    from worldsmith.finetune.loop import dense_base
+    from worldsmith.llm.server import ModelServer, ServerError
+
+    root = Path(__file__).resolve().parents[1]
+    folder = tmp_path / "policy"
+    shutil.copytree(dense_base(ServerConfig().model_cache_dir), folder)
+    weights = folder / "model.safetensors"
+    original = load_file(weights)
+    cfg = ServerConfig(engine="vllm", port=free_port(), parallel=2, ctx_size=4096, model_path=str(folder))
+    with pytest.raises(ServerError, match="started reloadable"):
+        ModelServer(cfg, root, tmp_path / "data").reload_weights(folder)
+    with pytest.raises(ServerError, match="llama.cpp is restarted"):
+        ModelServer(cfg.model_copy(update={"engine": "llamacpp"}), root, tmp_path / "data").reload_weights(folder)
+    server = ModelServer(cfg, root, tmp_path / "data", reloadable=True)
+    server.start()
+    try:
+
+        def complete() -> str:
+            body = {"model": cfg.model, "prompt": "The capital of France is", "max_tokens": 8, "temperature": 0}
+            r = httpx.post(server.url + "/completions", json=body, timeout=120)
+            r.raise_for_status()
+            return r.json()["choices"][0]["text"]
+
+        pid = server.state()["pid"]
+        before = complete()
+        # another policy: the final norm negated turns every logit around, so greedy decoding must change
+        save_file({**original, "model.norm.weight": -original["model.norm.weight"]}, weights, metadata={"format": "pt"})
+        server.reload_weights(folder)
+        changed = complete()
+        assert changed != before, (before, changed)
+        save_file(original, weights, metadata={"format": "pt"})
+        server.reload_weights(folder)
+        assert complete() == before
+        assert server.state()["pid"] == pid and os.path.exists(f"/proc/{pid}")  # the same engine throughout
+    finally:
+        server.stop()

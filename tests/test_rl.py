@@ -110,8 +110,8 @@ def test_the_temperature_goes_from_the_first_value_to_the_last():
 
 
 def source_run(data, packs=("shop", "bank")):
-    """A run store with two agents on two pack worlds (the first's tasks train, the second's are held out), each
-    with two blueprint tasks worded by the request grammar, and the export that says which world is held out."""
+    """A run store with an agent on each pack's world (the first's tasks train, the others' are held out), each
+    with two blueprint tasks worded by the request grammar, and the export that says which worlds are held out."""
     from test_families import PACKS, drafts, task_of
     from test_gym import pack_agent
 
@@ -149,7 +149,9 @@ def source_run(data, packs=("shop", "bank")):
     store.append(tasks)
     export = data / "exports" / "src"
     export.mkdir(parents=True)
-    held = HeldOut(split_by="world", worlds=[PACKS[packs[1]].world.world_id], agents=[f"agt_{packs[1]}"])
+    held = HeldOut(
+        split_by="world", worlds=[PACKS[p].world.world_id for p in packs[1:]], agents=[f"agt_{p}" for p in packs[1:]]
+    )
     (export / "held_out.json").write_text(held.model_dump_json())
     return store, tasks
 
@@ -223,3 +225,45 @@ def test_rl_end_to_end_plays_updates_and_resumes(tmp_path, project_root):
     with pytest.raises(ValueError, match="continues a policy that started from"):
         run_rl(cfg.model_copy(update={"rl": moved}), ROOT, "src", log=logs.append)
     assert json.loads((r.out / "checkpoints" / "state.json").read_text())["iteration"] == 2
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+def test_rl_on_vllm_keeps_one_server_and_loads_each_rounds_weights_into_it(tmp_path):
+    """With eval.engine vllm the rounds share one policy server: the first round starts it, the next loads its
+    weights into it in place (no restart), each round's run uses it, and it is stopped at the end."""
+    from conftest import free_port
+
+    from worldsmith.config import validate_config
+    from worldsmith.llm.server import ModelServer
+    from worldsmith.rl import run_rl
+
+    data = tmp_path / "data"
+    source_run(data, packs=("shop",))  # no held-out world: only the rounds are played
+    cfg = validate_config(
+        {
+            "run": {"data_dir": str(data), "prompts_dir": str(ROOT / "prompts")},
+            "llm": {"server": {"port": free_port()}},
+            "rollouts": {"faults": {"enabled": False}, "real_execution": {"enabled": False}},
+            "eval": {"engine": "vllm", "port": free_port(), "parallel": 2},
+            "export": {"out_dir": str(data / "exports")},
+            "rl": {
+                "iterations": 2,
+                "tasks_per_iteration": 1,
+                "samples_per_task": 2,
+                "mode": "constrained",
+                "batch_size": 2,
+                "updates_per_iteration": 1,
+                "out_dir": str(tmp_path / "models"),
+                "name": "rl",
+            },
+        }
+    )
+    logs: list[str] = []
+    r = run_rl(cfg, ROOT, "src", log=logs.append)
+    assert [x["episodes"] for x in r.rounds] == [2, 2] and r.before == {}, r.rounds
+    assert sum("starting the policy's vLLM server" in m for m in logs) == 1
+    assert sum("weights loaded into the running vLLM server" in m for m in logs) == 1
+    assert sum("using the model server already answering" in m for m in logs) == 2  # each round's run used it
+    policy = cfg.llm.model_copy(update={"policy": cfg.llm.policy.model_copy(update={"port": cfg.eval.port})})
+    assert not ModelServer(policy.policy_server(), ROOT, data).healthy()  # stopped at the end

@@ -114,9 +114,15 @@ def worldsmith_command() -> str:
 class ModelServer:
     """One engine on one host:port."""
 
-    def __init__(self, cfg: ServerConfig, project_root: Path, data_dir: Path, engine: str | None = None):
+    def __init__(
+        self, cfg: ServerConfig, project_root: Path, data_dir: Path, engine: str | None = None, reloadable: bool = False
+    ):
         self.cfg = cfg
         self.engine = engine or cfg.engine
+        # vLLM with its development endpoints (/collective_rpc, /reset_prefix_cache), so that new weights can be
+        # loaded in place (`reload_weights`); only for a server worldsmith starts for itself (the RL rounds):
+        # those endpoints run code in the server, and `worldsmith serve` may listen beyond this machine
+        self.reloadable = reloadable
         self.root = Path(project_root)
         self.data_dir = Path(data_dir)
         self.state_file = self.data_dir / "server" / f"{cfg.host}_{cfg.port}.json"
@@ -275,6 +281,8 @@ class ModelServer:
                 env.setdefault("LD_PRELOAD", str(iomp))
             env.setdefault("HF_HUB_OFFLINE", "1")
             env.setdefault("TRANSFORMERS_OFFLINE", "1")
+            if self.reloadable:
+                env["VLLM_SERVER_DEV_MODE"] = "1"
         started = time.monotonic()
         with open(self.log_file, "ab") as log:
             log.write(f"\n==== {time.strftime('%Y-%m-%d %H:%M:%S')} starting: {' '.join(command)}\n".encode())
@@ -317,6 +325,23 @@ class ModelServer:
 
     def state(self) -> dict | None:
         return json.loads(self.state_file.read_text()) if self.state_file.exists() else None
+
+    def reload_weights(self, folder: Path, timeout: float = 600) -> float:
+        """Load the weights in HF folder `folder` (same architecture) into the running vLLM engine in place, and
+        drop its prefix cache (computed with the old weights); returns the seconds it took. The engine, its
+        compiled graphs and its KV cache stay: what a restart would redo. vLLM only, started `reloadable`."""
+        if self.engine != "vllm" or not self.reloadable:
+            raise ServerError(
+                f"{self.engine} server on {self.base}: weights are loaded in place only by a vLLM server started "
+                "reloadable (llama.cpp is restarted on a new GGUF instead)"
+            )
+        t0 = time.monotonic()
+        body = {"method": "reload_weights", "kwargs": {"weights_path": str(Path(folder).resolve())}}
+        for path, payload in (("/collective_rpc", body), ("/reset_prefix_cache", None)):
+            r = httpx.post(self.base + path, json=payload, timeout=timeout)
+            if r.status_code != 200:
+                raise ServerError(f"{path} on {self.base} answered {r.status_code}: {r.text[:500]}\n{self.log_tail()}")
+        return time.monotonic() - t0
 
     def stop(self, timeout: float = 30) -> bool:
         """Stop the server recorded in the state file; returns whether one was stopped."""

@@ -1,6 +1,7 @@
 """Policy optimisation on worldsmith's tasks: Kimi k1.5's objective, on one screen.
 
-A round: the policy's weights are served (llama.cpp converts the HF folder to a GGUF; vLLM serves it as is),
+A round: the policy's weights are served (llama.cpp converts the HF folder to a GGUF and serves it for the round;
+vLLM serves the folder as is, one server for all rounds, each round's weights loaded into it in place),
 it plays `samples_per_task` episodes of each chosen training task through the pipeline's own rollouts and
 judge stages (the same episode loop as everywhere), and each episode's reward (`Verdict.reward.total`, the
 judge's components) is centred on its task's mean. The update minimises k1.5's
@@ -19,11 +20,12 @@ first round and after the last; `rl.json` and `rl.html` keep the figures.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,7 @@ from worldsmith.finetune.loop import (
     use_checkpointing,
 )
 from worldsmith.finetune.muon import make_optimizer
+from worldsmith.llm.server import ModelServer
 from worldsmith.records import Task, Trajectory, Verdict, content_id
 from worldsmith.store import RunStore
 
@@ -232,6 +235,32 @@ def update(model, opt, items: list[tuple[dict, float]], cfg: RLConfig, device: s
     }
 
 
+@contextlib.contextmanager
+def round_server(cfg: PipelineConfig, root: Path, serve: Path, mode: str, log: Log) -> Iterator[Callable[[], None]]:
+    """Yields `push`, called once a round's weights are saved in `serve`. With `eval.engine: vllm` one server
+    plays every round: the first push starts it on `serve`, the next ones load the new weights into it in place
+    (`ModelServer.reload_weights`; each round's run finds it answering and uses it), and it stops at the end.
+    With llama.cpp `push` does nothing: a GGUF has no in-place load, so each round's run converts and serves
+    its own."""
+    if cfg.eval.engine != "vllm":
+        yield lambda: None
+        return
+    policy = eval_config(cfg, EvalModel("serving", str(serve)), mode).llm.policy_server()
+    server = ModelServer(policy, root, data_dir(cfg, root), reloadable=True)
+
+    def push() -> None:
+        if not server.healthy():
+            log(f"rl: starting the policy's vLLM server on {server.url}; later rounds load their weights into it")
+            server.start()
+        else:
+            log(f"rl: weights loaded into the running vLLM server in {server.reload_weights(serve):.1f}s")
+
+    try:
+        yield push
+    finally:
+        server.stop()
+
+
 def rl_paths(cfg: PipelineConfig, root: Path, run_id: str | None = None) -> tuple[str | None, Path, Path]:
     """(the policy to start from: rl.policy, else this config's `make finetune` output if it exists, else None: the
     base; the export that says which tasks are held out; the output folder)."""
@@ -318,32 +347,34 @@ def run_rl(cfg: PipelineConfig, root: Path, run_id: str | None = None, log: Log 
         state.before = summarise(play(cfg, root, source, start_dir, held, rl.eval_samples, eval_t, "before", mode, log))
         log(f"rl: held-out before: {state.before}")
     serve = out / "serving"
-    for i in range(state.iteration, rl.iterations):
-        save_model(model, tok, serve)  # the weights this round plays: llama.cpp re-converts them, vLLM reloads
-        model.config.use_cache = False
-        tasks = curriculum.choose(train_tasks, i, rl.tasks_per_iteration, rl.seed)
-        temperature = temperature_at(rl, i)
-        played = play(cfg, root, source, serve, tasks, rl.samples_per_task, temperature, f"round{i}", mode, log)
-        for t in tasks:
-            curriculum.record(t.task_id, any(p.verifiable for p in played if p.task_id == t.task_id), i)
-        items = []
-        for p, adv in advantages(played):
-            enc = encode(tok, {"messages": sft_messages(p.traj), "tools": p.traj.tools}, rl.max_length)
-            if enc is not None:
-                items.append((enc, adv))
-        stats = update(model, opt, items, rl, device)
-        round_ = {
-            "round": i,
-            "temperature": temperature,
-            "tasks": len(tasks),
-            **summarise(played),
-            **stats,
-            "set_aside": len(curriculum.set_aside),
-        }
-        state.rounds.append(round_)
-        state.iteration, state.set_aside = i + 1, dict(curriculum.set_aside)
-        _save_checkpoint(out, model, tok, opt, state)
-        log(f"rl: round {i}: {round_}")
+    with round_server(cfg, root, serve, mode, log) as push:
+        for i in range(state.iteration, rl.iterations):
+            save_model(model, tok, serve)  # the weights this round plays
+            push()  # vLLM: loaded into the running engine in place; llama.cpp: the round's run converts them
+            model.config.use_cache = False
+            tasks = curriculum.choose(train_tasks, i, rl.tasks_per_iteration, rl.seed)
+            temperature = temperature_at(rl, i)
+            played = play(cfg, root, source, serve, tasks, rl.samples_per_task, temperature, f"round{i}", mode, log)
+            for t in tasks:
+                curriculum.record(t.task_id, any(p.verifiable for p in played if p.task_id == t.task_id), i)
+            items = []
+            for p, adv in advantages(played):
+                enc = encode(tok, {"messages": sft_messages(p.traj), "tools": p.traj.tools}, rl.max_length)
+                if enc is not None:
+                    items.append((enc, adv))
+            stats = update(model, opt, items, rl, device)
+            round_ = {
+                "round": i,
+                "temperature": temperature,
+                "tasks": len(tasks),
+                **summarise(played),
+                **stats,
+                "set_aside": len(curriculum.set_aside),
+            }
+            state.rounds.append(round_)
+            state.iteration, state.set_aside = i + 1, dict(curriculum.set_aside)
+            _save_checkpoint(out, model, tok, opt, state)
+            log(f"rl: round {i}: {round_}")
     set_checkpointing(model, False)
     final = save_model(model, tok, out / "model")
     after = summarise(play(cfg, root, source, final, held, rl.eval_samples, eval_t, "after", mode, log)) if held else {}
