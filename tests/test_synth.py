@@ -51,7 +51,7 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
         capture_output=True,
         text=True,
         env=env,
-        timeout=1500,
+        timeout=2400,  # 4 agents x 5 tasks x 3 episodes on 2 cores: ~15-20 min
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "records=4" in proc.stdout
