@@ -111,17 +111,24 @@ def _result_values(doc: Any) -> list[str]:
     return [doc.strip()] if isinstance(doc, str) and len(doc.strip()) >= 2 else []
 
 
+def tool_result(message: dict[str, Any]) -> Any | None:
+    """The parsed result of a tool message whose call succeeded; None for any other message, an error
+    result (`{"error": ...}`) or one that is not JSON."""
+    if message.get("role") != "tool":
+        return None
+    try:
+        doc = json.loads(message.get("content") or "")
+    except ValueError:
+        return None
+    return None if isinstance(doc, dict) and "error" in doc else doc
+
+
 def ignores_result(text: str, messages: list[dict[str, Any]]) -> bool:
     """Whether a reply written right after a tool result that succeeded quotes none of its values:
     SmolLM2 answered a record it had just read with "Done." or a date the record never had. False
     when the last message is not a tool result, or an error, or has no values to quote."""
-    if not messages or messages[-1].get("role") != "tool":
-        return False
-    try:
-        doc = json.loads(messages[-1].get("content") or "")
-    except ValueError:
-        return False
-    if isinstance(doc, dict) and "error" in doc:
+    doc = tool_result(messages[-1]) if messages else None
+    if doc is None:
         return False
     values = _result_values(doc)
     low = text.lower()

@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from worldsmith.prose import tool_result
 from worldsmith.records import ToolSpec, World
 from worldsmith.worldmodel.toolset import ToolSet
 
@@ -199,21 +200,6 @@ def ground_tools(
     return out
 
 
-def _result_docs(messages: list[dict[str, Any]]) -> list[Any]:
-    """The tool results that succeeded, parsed."""
-    docs = []
-    for m in messages:
-        if m["role"] != "tool":
-            continue
-        try:
-            doc = json.loads(_text(m.get("content")))
-        except ValueError:
-            continue
-        if not (isinstance(doc, dict) and "error" in doc):
-            docs.append(doc)
-    return docs
-
-
 def _field_names(doc: Any) -> set[str]:
     if isinstance(doc, dict):
         return set(doc) | {k for v in doc.values() for k in _field_names(v)}
@@ -233,21 +219,23 @@ def unread_reads(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[
     has shown a key of its collection (the record to read is known). A reply at that point answers without
     the record that holds the answer: SmolLM2 read the booking and wrote about the flight instead of reading
     it. Empty when the last message is not a successful result, or nothing asked is missing."""
-    if not messages or messages[-1]["role"] != "tool":
+    if not messages or tool_result(messages[-1]) is None:  # not after a result, or after an error
         return []
-    if not _result_docs(messages[-1:]):  # an error: the agent says so, or tries again
-        return []
-    docs = _result_docs(messages)
     said = " ".join(_text(m.get("content")) for m in messages if m["role"] == "user").lower()
-    shown = _field_names(docs)
+    shown = _field_names([doc for m in messages if (doc := tool_result(m)) is not None])
     results = [m for m in messages if m["role"] == "tool"]
+    seen_by_world: dict[str, dict[str, list[str]]] = {}
     out = []
     for tool in toolset.tools:
         name = tool["function"]["name"]
         b = toolset.by_name[name].binding
         world = worlds.get(b.world_id) if b is not None and b.executed else None
         c = world.collection(b.collection) if world is not None else None
-        if c is None or b.action != "get" or not b.key_param or not seen_keys(results, world).get(c.name):
+        if c is None or b.action != "get" or not b.key_param:
+            continue
+        if world.world_id not in seen_by_world:
+            seen_by_world[world.world_id] = seen_keys(results, world)
+        if not seen_by_world[world.world_id].get(c.name):
             continue
         if not any(_says(said, n.lower()) for n in {c.entity, re.sub(r"[_-]+", " ", c.entity)}):
             continue
