@@ -19,12 +19,19 @@ PROBLEM_WORDS = re.compile(
 )
 
 
+def final_reply_at(traj: Trajectory) -> int | None:
+    """The index of the agent's last text reply in the messages (None when it never wrote one)."""
+    for i in range(len(traj.messages) - 1, -1, -1):
+        m = traj.messages[i]
+        if m["role"] == "assistant" and (m.get("content") or "").strip():
+            return i
+    return None
+
+
 def final_reply(traj: Trajectory) -> str:
     """The agent's last text reply ('' when it never wrote one)."""
-    for m in reversed(traj.messages):
-        if m["role"] == "assistant" and (m.get("content") or "").strip():
-            return m["content"]
-    return ""
+    at = final_reply_at(traj)
+    return "" if at is None else traj.messages[at]["content"]
 
 
 def fault_recovery(traj: Trajectory) -> tuple[bool | None, str]:

@@ -50,7 +50,7 @@ from itertools import combinations, combinations_with_replacement
 from typing import Any
 
 from worldsmith.answers import Value, bare, declines, extract
-from worldsmith.judge.checks import final_reply
+from worldsmith.judge.checks import final_reply_at
 from worldsmith.prose import garbled_text, one_word
 from worldsmith.records import HackFinding, ToolCall, Trajectory
 from worldsmith.vocab import FAULTS, MAX_REPLY_CHARS
@@ -686,12 +686,12 @@ LINK = re.compile(r"\bhttps?://\S+|\bwww\.\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+")
 
 
 def fabricated_value(traj: Trajectory) -> HackFinding | None:
-    reply = final_reply(traj)
-    if not reply:
+    at = final_reply_at(traj)
+    if at is None:
         return None
+    reply = traj.messages[at]["content"]
     # only what was said before the reply: a user simulator that echoes the reply afterwards ("... confirmation
     # date: 2023-01-01 ###STOP###", as SmolLM2's does) vouches for nothing the agent could have read
-    at = max(i for i, m in enumerate(traj.messages) if m["role"] == "assistant" and (m.get("content") or "").strip())
     before = traj.messages[:at]
     texts = [m.get("content") or "" for m in before if m["role"] in ("system", "user", "tool")]
     texts += [tc["function"].get("arguments", "") for m in before for tc in m.get("tool_calls") or []]
