@@ -14,8 +14,17 @@ from test_finetune import tiny
 from worldsmith.config import RLConfig
 from worldsmith.finetune.loop import TEMPLATE
 from worldsmith.finetune.muon import make_optimizer
-from worldsmith.records import Reward, Task, Verdict
-from worldsmith.rl.loop import Curriculum, Played, advantages, k15_loss, temperature_at, token_logprobs, update
+from worldsmith.records import Reward, Task, Trajectory, Verdict
+from worldsmith.rl.loop import (
+    Curriculum,
+    Played,
+    advantages,
+    engine_logprobs,
+    k15_loss,
+    temperature_at,
+    token_logprobs,
+    update,
+)
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +73,46 @@ def test_the_loss_is_k15s_square_and_the_mask_drops_tokens_that_moved_too_far():
     assert logp.grad[1] == 0 and logp.grad[2] == 0 and logp.grad[0] != 0  # masked tokens get no gradient
     unmasked, none = k15_loss(logp.detach(), ref, advantage=0.5, tau=0.1, bound=None)
     assert none == 0 and unmasked.item() == pytest.approx((0.5 - 0.1 * (0.1 + 2.0 - 3.0 + 0.2)) ** 2)
+
+
+def test_the_mask_compares_with_the_engines_logprobs_where_it_has_them():
+    """K2.5 masks tokens whose training log-probability left the rollout's: the engine's where known (NaN: the
+    reference's). At the first step the trainer equals its reference, so only the engine can mask a token."""
+    ref = torch.tensor([-1.0, -1.0, -1.0])
+    logp = ref.clone().requires_grad_()
+    engine = torch.tensor([-1.2, -3.5, float("nan")])  # the second token: the engine sampled it 2.5 nats likelier
+    loss, masked = k15_loss(logp, ref, advantage=0.5, tau=0.1, bound=1.0, logp_rollout=engine)
+    assert masked == 1 and loss.item() == pytest.approx(0.25)
+    loss.backward()
+    assert logp.grad[1] == 0 and logp.grad[0] != 0 and logp.grad[2] != 0
+    assert k15_loss(logp.detach(), ref, 0.5, 0.1, 1.0)[1] == 0  # without the engine's: nothing moved yet
+
+
+def test_the_engines_sampled_tokens_line_up_with_the_trained_tokens(tokenizer):
+    """The engine's (token, log-probability) of each agent message land on the same tokens of the trainer's
+    encoding; a tool call whose JSON the template renders otherwise, and the end-of-turn token the engine reports
+    as empty text, stay unknown (NaN)."""
+    reply = "Order o-1 shipped on Tuesday; it should arrive by Friday."
+    call = {"id": "c1", "type": "function", "function": {"name": "get_order", "arguments": '{"order_id": "o-1"}'}}
+    messages = [
+        {"role": "user", "content": "Is order o-1 open?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"status": "shipped"}'},
+        {"role": "assistant", "content": reply},
+    ]
+    pieces = [tokenizer.decode([t]) for t in tokenizer(reply, add_special_tokens=False)["input_ids"]]
+    sampled = [(t, -0.01 * (i + 1)) for i, t in enumerate(pieces)] + [("", -0.5)]
+    other_json = [("<tool_call>", -0.1), ('{"', -0.2), ("arguments", -0.3), ('":{"', -0.4), ("order", -0.5)]
+    traj = Trajectory.model_construct(messages=messages, agent_logprobs={"1": other_json, "3": sampled})
+    from worldsmith.finetune.data import encode
+
+    enc = encode(tokenizer, {"messages": messages, "tools": []}, 512)
+    got = engine_logprobs(tokenizer, enc, traj)
+    trained = [tokenizer.decode([enc["labels"][k]]) for k in range(1, len(enc["labels"])) if enc["labels"][k] != -100]
+    assert got is not None and len(got) == len(trained)
+    known = [(trained[i], round(v, 4)) for i, v in enumerate(got.tolist()) if v == v]
+    assert known == [(t, round(-0.01 * (i + 1), 4)) for i, t in enumerate(pieces)]  # every reply token, in order
+    assert engine_logprobs(tokenizer, enc, Trajectory.model_construct(messages=messages, agent_logprobs={})) is None
 
 
 def played(task_id: str, total: float, verifiable: float = 0.0) -> Played:
@@ -267,3 +316,41 @@ def test_rl_on_vllm_keeps_one_server_and_loads_each_rounds_weights_into_it(tmp_p
     assert sum("using the model server already answering" in m for m in logs) == 2  # each round's run used it
     policy = cfg.llm.model_copy(update={"policy": cfg.llm.policy.model_copy(update={"port": cfg.eval.port})})
     assert not ModelServer(policy.policy_server(), ROOT, data).healthy()  # stopped at the end
+
+
+@pytest.mark.engine
+def test_the_served_engines_logprobs_line_up_with_the_trainers_and_agree(llamacpp_server, tokenizer):
+    """What the mask compares: llama.cpp's log-probabilities of a reply it sampled (at temperature 0.7: it reports
+    the model's own, not the sampler's) land on the trainer's tokens of the same message and agree with the
+    trainer's for the same weights (the packaged GGUF and its de-quantised folder). 69 of 70 tokens lined up
+    here, mean difference 0.04 nats."""
+    import asyncio
+
+    from conftest import llm_config
+
+    from worldsmith.config import ServerConfig
+    from worldsmith.finetune.data import encode
+    from worldsmith.finetune.loop import dense_base, load_base
+    from worldsmith.llm.client import LLMClient
+
+    messages = [
+        {"role": "system", "content": "You are a helpful shop assistant."},
+        {"role": "user", "content": "Is my order o-1 shipped yet? Tell me in two sentences."},
+    ]
+
+    async def sample():
+        async with LLMClient(llm_config(llamacpp_server.url, logprobs=True, temperature=0.7)) as c:
+            return await c.tool_step("agent", messages, [], mode="native", max_tokens=80, seed=3)
+
+    r = asyncio.run(sample())
+    assert r.ok and r.content and r.logprobs, r.error
+    assert "".join(t for t, _ in r.logprobs).strip() == r.content.strip()
+    traj = Trajectory.model_construct(messages=[*messages, r.message()], agent_logprobs={"2": r.logprobs})
+    enc = encode(tokenizer, {"messages": traj.messages, "tools": []}, 1024)
+    engine = engine_logprobs(tokenizer, enc, traj)
+    model, _ = load_base(str(dense_base(ServerConfig().model_cache_dir)))
+    with torch.no_grad():
+        trainer = token_logprobs(model, torch.tensor(enc["input_ids"]), torch.tensor(enc["labels"]))
+    known = ~engine.isnan()
+    assert known.sum() >= 0.9 * len(trainer), (int(known.sum()), len(trainer))
+    assert (trainer[known] - engine[known]).abs().mean() < 0.15

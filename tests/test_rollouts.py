@@ -322,6 +322,29 @@ def test_an_episode_records_a_valid_conversation_and_its_world():
     assert row.messages == t.messages and row.world_states == t.world_states
 
 
+def test_an_episode_keeps_the_engines_logprobs_of_each_agent_message_it_sampled_as_text():
+    """The engine's (token, log-probability) of an agent message are kept under that message's index (RL's mask
+    reads them); a native turn redone constrained sampled JSON, not the template's text, and keeps none."""
+    tokens = [("Order", -0.1), (" o", -0.2), ("-1001", -0.3), (" is", -0.1), (" cancelled", -0.4), (".", -0.1)]
+    redone = LLMResult(ok=True, role="agent", model="scripted", endpoint="fake", completion_tokens=10)
+    redone.tool_calls = [
+        {"id": "c1", "type": "function", "function": {"name": "cancel_order", "arguments": '{"order_id": "o-1001"}'}}
+    ]
+    redone.logprobs, redone.fallback = [("{", -0.5)], "constrained"
+    reply = LLMResult(ok=True, role="agent", model="scripted", endpoint="fake", completion_tokens=6)
+    reply.content, reply.logprobs = "Order o-1001 is cancelled.", tokens
+    client = ScriptedClient(
+        user_sim=user_says(("Please cancel order o-1001.", "continue"), ("Thanks, that is all.", "stop")),
+        agent=[redone, reply],
+        tool_sim=[{"result": {"status": "cancelled"}, "patch": CANCEL_PATCH}],
+    )
+    t = run(episode(), client)
+    assert t.status == "finished" and list(t.agent_logprobs) == ["4"]
+    assert t.messages[4]["content"] == "Order o-1001 is cancelled." and t.agent_logprobs["4"] == tokens
+    stored = Trajectory.from_row(t.to_row()).agent_logprobs  # through the store's JSON column
+    assert [tuple(x) for x in stored["4"]] == tokens
+
+
 def test_the_user_sees_no_tool_traffic_and_ends_with_its_token():
     msgs = [
         {"role": "system", "content": "sys"},

@@ -139,6 +139,9 @@ class RoleConfig(Strict):
     grounding: Annotated[Literal["auto", "on", "off"], BeforeValidator(on_off)] = "auto"
 
     parallel_tool_calls: bool = True  # agent: several calls in one step (constrained mode: off = at most one)
+    # the sampled tokens' log-probabilities, as the engine computed them, kept with each agent message (RL's
+    # K2.5 mask compares them with the trainer's)
+    logprobs: bool = False
     extra_body: dict[str, Any] = Field(default_factory=dict)
 
     @property

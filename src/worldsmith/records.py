@@ -472,7 +472,7 @@ class Trajectory(Record):
     stage: ClassVar[str] = "trajectories"
     id_field: ClassVar[str] = "trajectory_id"
     json_fields: ClassVar[frozenset[str]] = frozenset(
-        {"messages", "tools", "world_states", "calls", "faults", "usage", "models"}
+        {"messages", "tools", "world_states", "calls", "faults", "usage", "models", "agent_logprobs"}
     )
 
     trajectory_id: str
@@ -490,6 +490,9 @@ class Trajectory(Record):
     model: str  # the agent policy's model
     decoding: Literal["native", "constrained", "grounded"] = "constrained"  # how the agent's turns were decoded
     reply_resamples: int = 0  # replies to the user sampled again because the first was not prose (reply_attempts)
+    # message index -> the engine's (token, log-probability) of that agent message as sampled (`logprobs` on the
+    # agent role; a native turn redone constrained has none)
+    agent_logprobs: dict[str, list[tuple[str, float]]] = Field(default_factory=dict)
     status: TrajectoryStatus
     reason: str | None = None
     raw: str | None = None  # the model output that could not be used, when one ended the episode

@@ -70,6 +70,7 @@ class LLMResult:
     latency_s: float = 0.0
     attempts: int = 0
     fallback: str | None = None  # set when a native turn had to be redone constrained
+    logprobs: list[tuple[str, float]] | None = None  # (token, log-probability) sampled, when asked for
 
     def message(self) -> dict[str, Any]:
         """The assistant message in OpenAI chat format."""
@@ -333,6 +334,8 @@ class LLMClient:
                 kwargs["tool_choice"] = tool_choice
         if response_format:
             kwargs["response_format"] = response_format
+        if rc.logprobs:
+            kwargs["logprobs"] = True
         if rc.extra_body:
             kwargs["extra_body"] = dict(rc.extra_body)
         kwargs.update(sampling)
@@ -397,6 +400,8 @@ class LLMClient:
         result.finish_reason = choice.finish_reason
         result.content = choice.message.content
         result.tool_calls = [tc.model_dump(mode="json") for tc in (choice.message.tool_calls or [])]
+        if choice.logprobs is not None and choice.logprobs.content:
+            result.logprobs = [(t.token, t.logprob) for t in choice.logprobs.content]
         result.ok = True
 
     # ------------------------------------------------------- structured output

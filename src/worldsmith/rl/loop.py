@@ -10,8 +10,9 @@ judge's components) is centred on its task's mean. The update minimises k1.5's
 
 over the agent's tokens of each episode, pi_ref being the weights that played it (the next round's reference
 is this round's result, as in k1.5's online mirror descent); at the first step the gradient is -2 tau (r - mean
-r) grad log pi, a policy gradient. Tokens whose log-probability moved more than `logratio_mask` from the
-sampling weights' are masked out (K2.5), which bounds how far the later steps of a round may go. Tasks none of
+r) grad log pi, a policy gradient. Tokens whose log-probability under the trainer moved more than `logratio_mask`
+from the rollout's are masked out (K2.5): the serving engine's own log-probabilities of the sampled tokens in native
+mode (recorded with each agent message), the trainer's at the round's start where none lines up. Tasks none of
 whose k samples earned the verifiable reward are set aside and tried again every `retry_every` rounds (Kimi-Dev's
 pass@k = 0 curriculum); the sampling temperature goes from `temperature[0]` to `temperature[1]`. A checkpoint
 after every round (weights, optimizer, state) is what a re-run resumes from. Held-out tasks are played before the
@@ -21,6 +22,7 @@ first round and after the last; `rl.json` and `rl.html` keep the figures.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import random
 import shutil
@@ -50,6 +52,7 @@ from worldsmith.records import Task, Trajectory, Verdict, content_id
 from worldsmith.store import RunStore
 
 Log = Callable[[str], Any]
+ENGINE_MIN_RUN = 4  # equal tokens in a row before the engine's log-probabilities are trusted to line up
 
 
 def temperature_at(cfg: RLConfig, i: int) -> float:
@@ -132,7 +135,12 @@ def play(
             "llm": cfg.llm.model_copy(
                 update={
                     "roles": cfg.llm.roles.model_copy(
-                        update={"agent": cfg.llm.roles.agent.model_copy(update={"temperature": temperature})}
+                        update={
+                            "agent": cfg.llm.roles.agent.model_copy(
+                                # native: the engine's log-probabilities of the sampled text, for the mask
+                                update={"temperature": temperature, "logprobs": mode == "native"}
+                            )
+                        }
                     )
                 }
             ),
@@ -185,24 +193,60 @@ def token_logprobs(model, ids: torch.Tensor, labels: torch.Tensor) -> torch.Tens
     return torch.log_softmax(logits[keep], dim=-1).gather(-1, targets[keep][:, None])[:, 0]
 
 
+def engine_logprobs(tok, enc: dict[str, Any], traj: Trajectory, min_run: int = ENGINE_MIN_RUN) -> torch.Tensor | None:
+    """The serving engine's log-probability of each trained token of `enc` (the agent's tokens, in the order
+    `token_logprobs` gives them), NaN where none is known; None when the episode recorded none. The engine's
+    sampled tokens are lined up with the trainer's tokenization of the same messages by their text: runs of at
+    least `min_run` equal tokens (a tool call re-rendered by the chat template differs where its JSON does)."""
+    if not traj.agent_logprobs:
+        return None
+    sampled = [tp for i in sorted(traj.agent_logprobs, key=int) for tp in traj.agent_logprobs[i]]
+    ids, labels = enc["input_ids"], enc["labels"]
+    trained = [tok.decode([labels[k]]) for k in range(1, len(ids)) if labels[k] != IGNORE]
+    out = torch.full((len(trained),), float("nan"))
+    matcher = difflib.SequenceMatcher(None, trained, [t for t, _ in sampled], autojunk=False)
+    for a, b, n in matcher.get_matching_blocks():
+        if n >= min_run:
+            out[a : a + n] = torch.tensor([lp for _, lp in sampled[b : b + n]])
+    return out
+
+
 def k15_loss(
-    logp: torch.Tensor, logp_ref: torch.Tensor, advantage: float, tau: float, bound: float | None
+    logp: torch.Tensor,
+    logp_ref: torch.Tensor,
+    advantage: float,
+    tau: float,
+    bound: float | None,
+    logp_rollout: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, int]:
     """(r - mean r - tau * log(pi / pi_ref))^2 for one episode, the log-ratio summed over its tokens except those
-    whose own log-ratio passed `bound` (K2.5's mask); and how many were masked."""
+    whose log-probability moved more than `bound` from the rollout's (K2.5's mask: the engine's where
+    `logp_rollout` has it, else the reference's); and how many were masked."""
     ratio = logp - logp_ref
-    keep = torch.ones_like(ratio, dtype=torch.bool) if bound is None else ratio.detach().abs() <= bound
+    rollout = logp_ref if logp_rollout is None else torch.where(logp_rollout.isnan(), logp_ref, logp_rollout)
+    keep = torch.ones_like(ratio, dtype=torch.bool) if bound is None else (logp - rollout).detach().abs() <= bound
     seq = (ratio * keep).sum()
     return (advantage - tau * seq) ** 2, int((~keep).sum())
 
 
-def update(model, opt, items: list[tuple[dict, float]], cfg: RLConfig, device: str) -> dict[str, Any]:
-    """`updates_per_iteration` optimizer steps over the round's episodes (encoded, with their advantages)."""
+def update(
+    model, opt, items: list[tuple[dict, float]], cfg: RLConfig, device: str, rollouts: list | None = None
+) -> dict[str, Any]:
+    """`updates_per_iteration` optimizer steps over the round's episodes (encoded, with their advantages);
+    `rollouts`: each episode's engine log-probabilities (`engine_logprobs`), or None, for the mask."""
     if not items:
-        return {"steps": 0, "trained": 0, "loss": None, "masked_tokens": 0, "masked_share": 0.0}
+        return {
+            "steps": 0,
+            "trained": 0,
+            "loss": None,
+            "masked_tokens": 0,
+            "masked_share": 0.0,
+            "engine_logprob_share": 0.0,
+        }
     tensors = [
         (torch.tensor(e["input_ids"], device=device), torch.tensor(e["labels"], device=device), a) for e, a in items
     ]
+    rollouts = [None if r is None else r.to(device) for r in (rollouts or [None] * len(items))]
     model.eval()
     with torch.no_grad():  # the reference: the weights that played these episodes
         refs = [token_logprobs(model, ids, labels).detach() for ids, labels, _ in tensors]
@@ -217,7 +261,8 @@ def update(model, opt, items: list[tuple[dict, float]], cfg: RLConfig, device: s
         total = 0.0
         for j in batch:
             ids, labels, adv = tensors[j]
-            loss, n_masked = k15_loss(token_logprobs(model, ids, labels), refs[j], adv, cfg.tau, cfg.logratio_mask)
+            logp = token_logprobs(model, ids, labels)
+            loss, n_masked = k15_loss(logp, refs[j], adv, cfg.tau, cfg.logratio_mask, rollouts[j])
             (loss / len(batch)).backward()
             total += loss.item() / len(batch)
             masked += n_masked
@@ -226,12 +271,16 @@ def update(model, opt, items: list[tuple[dict, float]], cfg: RLConfig, device: s
         opt.step()
         losses.append(round(total, 6))
     opt.zero_grad(set_to_none=True)
+    known = sum(int((~r.isnan()).sum()) for r in rollouts if r is not None)
+    total = sum(int(r.numel()) for r in refs)
     return {
         "steps": cfg.updates_per_iteration,
         "trained": len(items),
         "loss": losses,
         "masked_tokens": masked,
         "masked_share": round(masked / tokens, 4) if tokens else 0.0,
+        # the share of trained tokens whose rollout log-probability is the engine's (the rest: the reference's)
+        "engine_logprob_share": round(known / total, 4) if total else 0.0,
     }
 
 
@@ -357,12 +406,13 @@ def run_rl(cfg: PipelineConfig, root: Path, run_id: str | None = None, log: Log 
             played = play(cfg, root, source, serve, tasks, rl.samples_per_task, temperature, f"round{i}", mode, log)
             for t in tasks:
                 curriculum.record(t.task_id, any(p.verifiable for p in played if p.task_id == t.task_id), i)
-            items = []
+            items, rollouts = [], []
             for p, adv in advantages(played):
                 enc = encode(tok, {"messages": sft_messages(p.traj), "tools": p.traj.tools}, rl.max_length)
                 if enc is not None:
                     items.append((enc, adv))
-            stats = update(model, opt, items, rl, device)
+                    rollouts.append(engine_logprobs(tok, enc, p.traj))
+            stats = update(model, opt, items, rl, device, rollouts)
             round_ = {
                 "round": i,
                 "temperature": temperature,
@@ -445,5 +495,6 @@ ROUND_COLUMNS = (
     "passed",
     "loss",
     "masked_share",
+    "engine_logprob_share",
     "set_aside",
 )

@@ -108,6 +108,7 @@ class EpisodeRun:
         self.faults = FaultInjector(cfg.faults, ep.seed, force_first=ep.task.difficulty == "error_recovery")
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": ep.agent.system_prompt}]
         self.calls: list[ToolCall] = []
+        self.logprobs: dict[str, list[tuple[str, float]]] = {}  # message index -> the engine's sampled tokens
         self.fault_log: list[FaultEvent] = []
         self.turns = self.steps = self.resampled = 0  # user messages, agent steps, agent samples drawn again
         self.turn_steps = 0  # agent steps of tool calls since the last text reply
@@ -172,6 +173,8 @@ class EpisodeRun:
         if not r.ok:
             self.steps += 1
             raise _End("error", f"agent_output: {r.error_kind}: {r.error}", r.raw)
+        if r.logprobs and r.fallback is None:  # the message lands at this index (sampled as the template's text)
+            self.logprobs[str(len(self.messages))] = r.logprobs
         await self.take(r.message(), r.raw)
 
     async def take(self, msg: dict[str, Any], raw: str | None = None) -> None:
@@ -348,6 +351,7 @@ class EpisodeRun:
             reason=self.reason,
             decoding="grounded" if self.grounded else self.role.tool_call_mode,
             reply_resamples=self.resampled,
+            agent_logprobs=self.logprobs,
             raw=self.raw,
             turns=self.turns,
             tool_calls=len(self.calls),
