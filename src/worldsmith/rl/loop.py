@@ -201,8 +201,7 @@ def engine_logprobs(tok, enc: dict[str, Any], traj: Trajectory, min_run: int = E
     if not traj.agent_logprobs:
         return None
     sampled = [tp for i in sorted(traj.agent_logprobs, key=int) for tp in traj.agent_logprobs[i]]
-    ids, labels = enc["input_ids"], enc["labels"]
-    trained = [tok.decode([labels[k]]) for k in range(1, len(ids)) if labels[k] != IGNORE]
+    trained = [tok.decode([t]) for t in enc["labels"][1:] if t != IGNORE]  # token_logprobs' targets, in order
     out = torch.full((len(trained),), float("nan"))
     matcher = difflib.SequenceMatcher(None, trained, [t for t, _ in sampled], autojunk=False)
     for a, b, n in matcher.get_matching_blocks():
@@ -272,7 +271,7 @@ def update(
         losses.append(round(total, 6))
     opt.zero_grad(set_to_none=True)
     known = sum(int((~r.isnan()).sum()) for r in rollouts if r is not None)
-    total = sum(int(r.numel()) for r in refs)
+    trained_tokens = sum(int(r.numel()) for r in refs)
     return {
         "steps": cfg.updates_per_iteration,
         "trained": len(items),
@@ -280,7 +279,7 @@ def update(
         "masked_tokens": masked,
         "masked_share": round(masked / tokens, 4) if tokens else 0.0,
         # the share of trained tokens whose rollout log-probability is the engine's (the rest: the reference's)
-        "engine_logprob_share": round(known / total, 4) if total else 0.0,
+        "engine_logprob_share": round(known / trained_tokens, 4) if trained_tokens else 0.0,
     }
 
 
