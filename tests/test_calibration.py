@@ -93,6 +93,24 @@ def test_a_critic_that_agrees_on_one_difficulty_keeps_its_rubric_reward_there_on
         assert decide(cfg, task, good, report, None).reward.rubric == 0.8  # no calibration: nothing refused
 
 
+def test_a_kappa_on_too_few_judged_pairs_is_not_trusted():
+    """One judged pair that agreed scores kappa 1.0: the default refuses a difficulty until it has enough pairs."""
+    from worldsmith.config import RewardConfig
+
+    calibration = {
+        "by_difficulty": {
+            "single_call": {"pairs": 1, "kappa": 1.0},  # one lucky pair
+            "multi_call": {"pairs": 12, "kappa": 0.6},
+            "refusal": {"pairs": 12, "kappa": 0.2},
+            "all": {"pairs": 25, "kappa": 0.5},
+        }
+    }
+    cfg = RewardConfig()
+    assert cfg.rubric_min_pairs == 10
+    assert trusted_difficulties(calibration, cfg.rubric_min_kappa, cfg.rubric_min_pairs) == {"multi_call"}
+    assert trusted_difficulties(calibration, 0.4, 1) == {"single_call", "multi_call"}
+
+
 def test_the_pairwise_critic_prompt_renders_both_episodes_and_the_rubrics():
     from scripted_worlds import cancel_task
     from test_judge import traj

@@ -393,7 +393,13 @@ def judge_calibrate(
     import asyncio
 
     from worldsmith import pipeline
-    from worldsmith.judge.calibration import calibrate, calibration_pairs, write_calibration
+    from worldsmith.judge.calibration import (
+        calibrate,
+        calibration_pairs,
+        read_calibration,
+        trusted_difficulties,
+        write_calibration,
+    )
     from worldsmith.records import Task, Trajectory, Verdict
 
     cfg, root = _load(config, set_)
@@ -415,10 +421,33 @@ def judge_calibrate(
 
         figures = asyncio.run(go())
     path = write_calibration(ctx.store.root, figures, cfg.llm.model_for("critic"))
+    reward = cfg.judge.reward
+    trusted = trusted_difficulties(read_calibration(ctx.store.root), reward.rubric_min_kappa, reward.rubric_min_pairs)
+
+    def rubric_reward(d: str, f: dict) -> str:
+        if d == "all" or trusted is None:
+            return ""
+        if d in trusted:
+            return "kept"
+        if f["pairs"] < reward.rubric_min_pairs:
+            return f"refused: {f['pairs']} judged pairs < {reward.rubric_min_pairs}"
+        return f"refused: kappa < {reward.rubric_min_kappa}"
+
     _print_table(
         f"critic vs the verifiable reward ({len(pairs)} pairs) -> {path}",
-        ["difficulty", "pairs", "agreement", "kappa", "critic said"],
-        [(d, f["pairs"], f["agreement"], f["kappa"], json.dumps(f["said"])) for d, f in figures.items()],
+        ["difficulty", "pairs", "unjudged", "agreement", "kappa", "critic said", "rubric reward"],
+        [
+            (
+                d,
+                f["pairs"],
+                f.get("unjudged", 0),
+                f["agreement"],
+                f["kappa"],
+                json.dumps(f["said"]),
+                rubric_reward(d, f),
+            )
+            for d, f in figures.items()
+        ],
     )
 
 

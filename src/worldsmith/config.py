@@ -493,6 +493,8 @@ class RewardConfig(Strict):
     # once the critic is calibrated (`worldsmith judge calibrate`): the rubric reward only for difficulties where its
     # pairwise preferences agree with the verifiable reward at this Cohen's kappa or above; null = no refusal
     rubric_min_kappa: Annotated[float, Field(ge=-1, le=1)] | None = 0.4
+    # judged pairs a difficulty needs before its kappa counts: one lucky pair scores 1.0 (below it: refused)
+    rubric_min_pairs: PositiveInt = 10
 
 
 class JudgeConfig(Strict):

@@ -2,7 +2,8 @@
 checker): for tasks where one episode earned the verifiable reward and another did not, the pairwise critic says
 which it prefers; its agreement with the checker is measured per difficulty (Cohen's kappa: a critic that always
 answers "A" agrees half the time and scores 0), and `judge.reward.rubric_min_kappa` refuses the rubric reward for
-every difficulty whose kappa is below it, or that was never measured, once a calibration exists.
+every difficulty whose kappa is below it, measured on fewer than `rubric_min_pairs` judged pairs, or never measured,
+once a calibration exists.
 
     worldsmith judge calibrate       # -> data/runs/<run_id>/critic_calibration.json, a table per difficulty
 """
@@ -120,10 +121,17 @@ def read_calibration(run_root: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def trusted_difficulties(calibration: dict[str, Any] | None, min_kappa: float | None) -> frozenset[str] | None:
-    """The difficulties whose rubric reward is kept: measured at `min_kappa` or above; the rest (below it, or never
-    measured) are refused. None: no calibration or no threshold, so nothing is refused on its account."""
+def trusted_difficulties(
+    calibration: dict[str, Any] | None, min_kappa: float | None, min_pairs: int = 1
+) -> frozenset[str] | None:
+    """The difficulties whose rubric reward is kept: measured on at least `min_pairs` judged pairs at `min_kappa` or
+    above; the rest (below it, on fewer pairs, or never measured) are refused. A kappa of one pair is 1.0 or 0, not a
+    measurement. None: no calibration or no threshold, so nothing is refused on its account."""
     if calibration is None or min_kappa is None:
         return None
     by = calibration.get("by_difficulty", {})
-    return frozenset(d for d, f in by.items() if d != "all" and f.get("kappa") is not None and f["kappa"] >= min_kappa)
+    return frozenset(
+        d
+        for d, f in by.items()
+        if d != "all" and f.get("kappa") is not None and f.get("pairs", 0) >= min_pairs and f["kappa"] >= min_kappa
+    )

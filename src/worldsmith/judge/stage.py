@@ -172,7 +172,9 @@ async def make_verdicts(ctx: RunContext, shard: Shard | None = None) -> dict[str
         if t.trajectory_id not in done and t.task_id in tasks and holds(shard, t.task_id)
     ]
     counts: Counter[str] = Counter()
-    trusted = trusted_difficulties(read_calibration(ctx.store.root), cfg.reward.rubric_min_kappa)
+    trusted = trusted_difficulties(
+        read_calibration(ctx.store.root), cfg.reward.rubric_min_kappa, cfg.reward.rubric_min_pairs
+    )
     writer = ctx.store.writer(Verdict, flush_every=16)
     sem = asyncio.Semaphore(cfg.concurrency)
 
