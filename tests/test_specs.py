@@ -261,6 +261,25 @@ def test_sampler_prefers_unused_tools():
     assert used_heavy <= 1
 
 
+def test_bundles_spread_over_the_worlds_before_any_world_gets_a_second():
+    """A world with many tools drew most walks when the start was a tool: four bundles over a world of 12 tools and
+    three of 4 each must land on four worlds (the data's schemas), for every seed."""
+    sizes = {"big": 12, "a": 4, "b": 4, "c": 4}
+    tools = [
+        _spec(f"{d}_t{i}", f"tool {i} of {d}", server=f"evolved/{d}", domain=d, inputs={f"{d}_id": {"type": "string"}})
+        for d, n in sizes.items()
+        for i in range(n)
+    ]
+    g = build_graph(tools)
+    cfg = BundleConfig(count=4, size_min=2, size_max=2, real_ratio=0.0, distractors=0, crawled_share=0.0)
+    for seed in range(10):
+        worlds = [g.nodes[b.tool_ids[0]]["group"] for b in sample_bundles(g, cfg, seed=seed)]
+        assert sorted(worlds) == sorted(sizes), (seed, worlds)
+    cfg8 = cfg.model_copy(update={"count": 8})  # then a second round over all of them
+    worlds = [g.nodes[b.tool_ids[0]]["group"] for b in sample_bundles(g, cfg8, seed=3)]
+    assert Counter(worlds) == dict.fromkeys(sizes, 2)
+
+
 GRAPH_UNDER_HASH_SEED = """
 import json, sys
 sys.path.insert(0, sys.argv[1])

@@ -109,13 +109,14 @@ def sample_bundles(
     bundles: list[Bundle] = []
     seen: set[tuple[str, ...]] = set()
     crawled = [n for n in nodes if g.nodes[n]["kind"] == "world" and g.nodes[n]["source"] == "mcp"]
+    worlds_used: Counter = Counter()  # bundles per world so far: the next starts in a world used least
     for b in range(cfg.count):
         # every bundle is drawn on one world; crawled_share of them on worlds inferred from crawled servers
         on_crawled = bool(crawled) and _crawled_turn(b, cfg.crawled_share)
         for _attempt in range(8):
             size = rng.randint(cfg.size_min, cfg.size_max)
             want_real = 0 if on_crawled else round(size * cfg.real_ratio)
-            members = _walk(g, rng, nodes, usage, size, want_real, cfg.walk_restart, on_crawled)
+            members = _walk(g, rng, nodes, usage, size, want_real, cfg.walk_restart, on_crawled, worlds_used)
             if partners is not None:
                 members = _with_chain(g, rng, members, partners, cfg.size_max)
             key = tuple(sorted(members))
@@ -129,6 +130,7 @@ def sample_bundles(
         distractors = _distractors(g, rng, members, usage, cfg.distractors, cfg.distractor_sources)
         for m in members:
             usage[m] += 1
+        worlds_used[g.nodes[members[0]]["group"]] += 1
         bundles.append(
             Bundle(
                 bundle_id=content_id(seed, b, key, prefix="bun_"),
@@ -180,14 +182,19 @@ def _crawled_turn(index: int, share: float) -> bool:
     return int((index + 1) * share + 1e-9) > int(index * share + 1e-9)
 
 
-def _walk(g, rng, nodes, usage, size, want_real, restart, on_crawled=False) -> list[str]:
+def _walk(g, rng, nodes, usage, size, want_real, restart, on_crawled=False, worlds_used=None) -> list[str]:
     """Random walk with restart; when the walk needs a simulated crawled tool (or a world's tool)
     and none is adjacent, it jumps to one of the same category, so bundles mix as configured.
     A walk starts at a world's tool (a crawled server's when `on_crawled`, else an evolved or a
-    pack's), and the world's tools it takes stay in that world: the agent's tasks are drawn there."""
+    pack's) in one of the worlds `worlds_used` counts least (bundles spread over the worlds before
+    any world gets a second: a world with many tools would otherwise draw most walks), and the
+    world's tools it takes stay in that world: the agent's tasks are drawn there."""
     real = [n for n in nodes if g.nodes[n]["kind"] == "simulated"]
     synthetic = [n for n in nodes if g.nodes[n]["kind"] == "world" and (g.nodes[n]["source"] == "mcp") == on_crawled]
     pool = synthetic or real
+    if worlds_used is not None and synthetic:
+        fewest = min(worlds_used[g.nodes[n]["group"]] for n in pool)
+        pool = [n for n in pool if worlds_used[g.nodes[n]["group"]] == fewest]
     start = _weighted_choice(rng, pool, [1.0 / (1 + usage[n]) for n in pool])
     category, world = g.nodes[start]["category"], g.nodes[start]["group"]
     synthetic = [n for n in synthetic if g.nodes[n]["group"] == world] or synthetic
