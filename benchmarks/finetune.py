@@ -7,9 +7,11 @@ clip's cost per step and the largest attention logit it saw.
 `--memory`: gradient checkpointing off and on, each in its own process (peak RSS is per
 process), Muon at batch 4 x 2,048-token packed rows (the SFT default's shape): peak RSS (and
 peak CUDA memory on a GPU), seconds per step, and the losses, which must match.
+`--memory --rl`: the same for the RL stage's update (`rl.loop.update`, the `rl` defaults: 4
+episodes a step, each its own forward and backward, of 2,048 tokens, its `max_length`).
 
     python benchmarks/finetune.py [--tiny] [--steps 3] [--qk-clip-tau 100] [--dataset data/exports/<run>]
-    python benchmarks/finetune.py --memory [--steps 2] [--tiny]
+    python benchmarks/finetune.py --memory [--rl] [--steps 2] [--tiny]
 """
 
 from __future__ import annotations
@@ -102,7 +104,63 @@ def memory_child(setting: str, dataset: Path, out: Path, steps: int, tiny: bool)
     )
 
 
-def memory(steps: int, tiny: bool) -> None:
+def rl_episodes(dataset: Path, tok, n: int, length: int) -> list[dict[str, list[int]]]:
+    """`n` encoded episodes of `length` tokens: each the conversations of the export's examples joined (the
+    system prompt once) until it is that long, cut there, as the RL stage cuts an episode at `max_length`."""
+    from worldsmith.finetune.data import encode, load_split
+
+    rows = load_split(dataset, "train")
+    out, i = [], 0
+    while len(out) < n:
+        first = rows[i % len(rows)]
+        example = {"tools": first["tools"], "messages": list(first["messages"])}
+        while (enc := encode(tok, example, length + 1)) is None or len(enc["input_ids"]) <= length:
+            i += 1
+            example["messages"] += [m for m in rows[i % len(rows)]["messages"] if m["role"] != "system"]
+        out.append({k: v[:length] for k, v in enc.items()})
+        i += 1
+    return out
+
+
+def rl_memory_child(setting: str, dataset: Path, steps: int, tiny: bool) -> None:
+    """`rl.loop.update` at the `rl` defaults in this process; prints its figures as one JSON line."""
+    import torch
+
+    from worldsmith.config import RLConfig
+    from worldsmith.finetune.loop import set_checkpointing
+    from worldsmith.finetune.muon import make_optimizer
+    from worldsmith.rl.loop import update
+
+    model, tok = _model(tiny)
+    cfg = RLConfig(updates_per_iteration=steps, gradient_checkpointing=setting)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model.to(device)
+    model.config.use_cache = False
+    opt = make_optimizer(model, cfg.optimizer, lr=cfg.lr, muon_lr=cfg.muon_lr, weight_decay=0.0)
+    set_checkpointing(model, setting == "on")
+    episodes = rl_episodes(dataset, tok, cfg.batch_size, cfg.max_length)
+    # advantages as k1.5 centres them: two tasks' samples above and below their mean
+    items = [(e, a) for e, a in zip(episodes, (0.5, -0.5, 0.25, -0.25), strict=True)]
+    t0 = time.monotonic()
+    r = update(model, opt, items, cfg, device)
+    seconds = time.monotonic() - t0
+    print(
+        json.dumps(
+            {
+                "gradient_checkpointing": setting,
+                # the reference pass (no gradients) is part of a round's update, so of its time
+                "s_per_step": round(seconds / steps, 1),
+                "tokens_per_s": round(steps * cfg.batch_size * cfg.max_length / seconds, 1),
+                "losses": [round(x, 5) for x in r["loss"]],
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                "peak_cuda_mb": round(torch.cuda.max_memory_allocated() / 2**20) if device == "cuda" else None,
+            }
+        ),
+        flush=True,
+    )
+
+
+def memory(steps: int, tiny: bool, rl: bool = False) -> None:
     import subprocess
 
     tmp = Path(tempfile.mkdtemp(prefix="ws-bench-mem-"))
@@ -110,7 +168,8 @@ def memory(steps: int, tiny: bool) -> None:
     results = {}
     for setting in ("off", "on"):
         cmd = [sys.executable, __file__, "--memory-child", setting, "--dataset", str(dataset), "--steps", str(steps)]
-        done = subprocess.run(cmd + (["--tiny"] if tiny else []), capture_output=True, text=True, check=True)
+        cmd += ["--tiny"] if tiny else []
+        done = subprocess.run(cmd + (["--rl"] if rl else []), capture_output=True, text=True, check=True)
         results[setting] = json.loads(done.stdout.strip().splitlines()[-1])
         print(json.dumps({setting: results[setting]}), flush=True)
     off, on = results["off"], results["on"]
@@ -121,8 +180,12 @@ def memory(steps: int, tiny: bool) -> None:
     print(json.dumps({k: v for k, v in results.items() if "_over_" in k}))
     out = ROOT / "benchmarks" / "results"
     out.mkdir(exist_ok=True)
-    name = "finetune-memory-tiny.json" if tiny else "finetune-memory.json"
-    shape = {"optimizer": "muon", "batch": 4, "row_tokens": 2048, "packing": True}
+    name = f"{'rl' if rl else 'finetune'}-memory{'-tiny' if tiny else ''}.json"
+    shape = (
+        {"optimizer": "muon", "episodes_per_step": 4, "episode_tokens": 2048, "stage": "rl"}
+        if rl
+        else {"optimizer": "muon", "batch": 4, "row_tokens": 2048, "packing": True}
+    )
     (out / name).write_text(
         json.dumps({"measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"), "steps": steps, **shape, **results}, indent=1)
         + "\n"
@@ -142,12 +205,15 @@ def main() -> None:
     p.add_argument("--dataset", default=None)
     p.add_argument("--qk-clip-tau", type=float, default=100.0)
     p.add_argument("--memory", action="store_true", help="gradient checkpointing off vs on")
+    p.add_argument("--rl", action="store_true", help="with --memory: the RL stage's update instead of SFT's")
     p.add_argument("--memory-child", choices=["off", "on"], help=argparse.SUPPRESS)
     a = p.parse_args()
+    if a.memory_child and a.rl:
+        return rl_memory_child(a.memory_child, Path(a.dataset), a.steps, a.tiny)
     if a.memory_child:
         return memory_child(a.memory_child, Path(a.dataset), Path(a.dataset).parent / a.memory_child, a.steps, a.tiny)
     if a.memory:
-        return memory(a.steps, a.tiny)
+        return memory(a.steps, a.tiny, a.rl)
     tmp = Path(tempfile.mkdtemp(prefix="ws-bench-ft-"))
     dataset = Path(a.dataset) if a.dataset else demo_dataset(tmp / "export")
     results = {}
