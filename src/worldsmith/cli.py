@@ -393,13 +393,7 @@ def judge_calibrate(
     import asyncio
 
     from worldsmith import pipeline
-    from worldsmith.judge.calibration import (
-        calibrate,
-        calibration_pairs,
-        read_calibration,
-        trusted_difficulties,
-        write_calibration,
-    )
+    from worldsmith.judge.calibration import calibrate, calibration_pairs, refusal, write_calibration
     from worldsmith.records import Task, Trajectory, Verdict
 
     cfg, root = _load(config, set_)
@@ -422,16 +416,12 @@ def judge_calibrate(
         figures = asyncio.run(go())
     path = write_calibration(ctx.store.root, figures, cfg.llm.model_for("critic"))
     reward = cfg.judge.reward
-    trusted = trusted_difficulties(read_calibration(ctx.store.root), reward.rubric_min_kappa, reward.rubric_min_pairs)
 
     def rubric_reward(d: str, f: dict) -> str:
-        if d == "all" or trusted is None:
+        if d == "all" or reward.rubric_min_kappa is None:
             return ""
-        if d in trusted:
-            return "kept"
-        if f["pairs"] < reward.rubric_min_pairs:
-            return f"refused: {f['pairs']} judged pairs < {reward.rubric_min_pairs}"
-        return f"refused: kappa < {reward.rubric_min_kappa}"
+        why = refusal(f, reward.rubric_min_kappa, reward.rubric_min_pairs)
+        return "kept" if why is None else f"refused: {why}"
 
     _print_table(
         f"critic vs the verifiable reward ({len(pairs)} pairs) -> {path}",

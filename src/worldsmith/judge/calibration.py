@@ -130,8 +130,15 @@ def trusted_difficulties(
     if calibration is None or min_kappa is None:
         return None
     by = calibration.get("by_difficulty", {})
-    return frozenset(
-        d
-        for d, f in by.items()
-        if d != "all" and f.get("kappa") is not None and f.get("pairs", 0) >= min_pairs and f["kappa"] >= min_kappa
-    )
+    return frozenset(d for d, f in by.items() if d != "all" and refusal(f, min_kappa, min_pairs) is None)
+
+
+def refusal(figures: dict[str, Any], min_kappa: float, min_pairs: int) -> str | None:
+    """Why one difficulty's calibration `figures` refuse the rubric reward, or None when they keep it."""
+    if figures.get("pairs", 0) < min_pairs:
+        return f"{figures.get('pairs', 0)} judged pairs < {min_pairs}"
+    if figures.get("kappa") is None:
+        return "no kappa"
+    if figures["kappa"] < min_kappa:
+        return f"kappa < {min_kappa}"
+    return None
