@@ -393,7 +393,7 @@ def judge_calibrate(
     import asyncio
 
     from worldsmith import pipeline
-    from worldsmith.judge.calibration import calibrate, calibration_pairs, refusal, write_calibration
+    from worldsmith.judge.calibration import calibrate, calibration_pairs, rubric_refusal, write_calibration
     from worldsmith.records import Task, Trajectory, Verdict
 
     cfg, root = _load(config, set_)
@@ -420,7 +420,7 @@ def judge_calibrate(
     def rubric_reward(d: str, f: dict) -> str:
         if d == "all" or reward.rubric_min_kappa is None:
             return ""
-        why = refusal(f, reward.rubric_min_kappa, reward.rubric_min_pairs)
+        why = rubric_refusal(f, reward.rubric_min_kappa, reward.rubric_min_pairs)
         return "kept" if why is None else f"refused: {why}"
 
     _print_table(

@@ -130,10 +130,10 @@ def trusted_difficulties(
     if calibration is None or min_kappa is None:
         return None
     by = calibration.get("by_difficulty", {})
-    return frozenset(d for d, f in by.items() if d != "all" and refusal(f, min_kappa, min_pairs) is None)
+    return frozenset(d for d, f in by.items() if d != "all" and rubric_refusal(f, min_kappa, min_pairs) is None)
 
 
-def refusal(figures: dict[str, Any], min_kappa: float, min_pairs: int) -> str | None:
+def rubric_refusal(figures: dict[str, Any], min_kappa: float, min_pairs: int) -> str | None:
     """Why one difficulty's calibration `figures` refuse the rubric reward, or None when they keep it."""
     if figures.get("pairs", 0) < min_pairs:
         return f"{figures.get('pairs', 0)} judged pairs < {min_pairs}"
