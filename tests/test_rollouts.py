@@ -560,6 +560,51 @@ def test_a_reply_before_reading_the_record_that_holds_the_answer_is_sampled_agai
     assert t.reply_resamples == 0 and [c.name for c in t.calls] == ["get_booking"]
 
 
+def test_a_reply_that_meets_the_goal_at_the_turn_limit_is_closed_by_the_user():
+    """max_turns counts the user's messages that ask for more. At the limit, a reply that meets a blueprint task's
+    goal is still closed by the user's stop (finished: the judge can keep it); one that does not ends at max_turns.
+    Before, at max_turns 2 a second reply could never finish, whatever it said."""
+    from worldsmith.records import Persona, Task, UserGoal
+    from worldsmith.tasks.blueprint import blueprint_record, rubric_from, sample_blueprint
+    from worldsmith.worldmodel.packs import load_pack
+
+    air = load_pack(ROOT / "worlds" / "airline", today="2026-03-02")
+    d = next(
+        d
+        for seed in range(40)
+        if (d := sample_blueprint(air.world, air.tools, "single_call", seed)).asked and len(d.calls) == 1
+    )
+    (call,) = d.calls
+    task = Task(
+        task_id="tsk_lookup",
+        agent_id="a",
+        difficulty="single_call",
+        world_id=air.world.world_id,
+        user_persona=Persona(),
+        initial_state=d.initial,
+        user_goal=UserGoal(request="What I want: " + d.goal, facts=d.facts),
+        rubric=rubric_from(air.world, d),
+        blueprint=blueprint_record(d, "grammar", []),
+    )
+    agent = order_agent(air.tools).model_copy(update={"world_id": air.world.world_id})
+    ep = Episode("trj_limit", task, agent, ToolSet.build(air.tools), 0, 7)
+    answer = " and ".join(f"the {field} is {value}" for field, value in d.asked.items())
+
+    def play(second_reply: str) -> tuple[Trajectory, ScriptedClient]:
+        client = ScriptedClient(
+            user_sim=user_says(("Go on, please.", "continue"), ("Thanks, that is all.", "stop")),
+            agent=[[(call.tool, call.arguments)], "Let me see what I can do.", second_reply],
+        )
+        c = cfg(max_turns=2, reply_attempts=1, read_before_reply=False)
+        return asyncio.run(run_episode(ep, client, PROMPTS, c, worlds={air.world.world_id: air.world})), client
+
+    t, client = play(f"Here it is: {answer}.")
+    assert t.status == "finished" and t.turns == 3 and t.messages[-1]["content"].endswith(STOP)
+    assert client.calls["user_sim"] == 2
+    t, client = play("I could not find that, sorry.")
+    assert t.status == "max_turns" and t.turns == 2 and client.calls["user_sim"] == 1
+
+
 def test_ignores_result_reads_values_as_a_reply_writes_them():
     tool = {
         "role": "tool",

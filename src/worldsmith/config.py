@@ -446,7 +446,7 @@ class RolloutsConfig(Strict):
     samples_per_task: PositiveInt = 3  # trajectories per task, each with its own seed (pass^k)
     concurrency: PositiveInt = 8  # episodes in flight (the endpoints' own limits still apply)
     adaptive_concurrency: bool = True  # AIMD: halve on timeouts/5xx, grow by one on success
-    max_turns: PositiveInt = 2  # user messages per episode (the user is told when the goal is met, and stops)
+    max_turns: PositiveInt = 2  # user messages that ask for more (a user told its goal is met still closes: stop)
     max_tool_calls: PositiveInt = 6
     max_agent_steps_per_turn: PositiveInt = 4  # assistant messages between two user messages
     max_tokens: PositiveInt = 4000  # generated tokens per episode, all roles together

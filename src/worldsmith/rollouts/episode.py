@@ -2,8 +2,9 @@
 
 Turn structure: the user speaks; the agent answers with tool calls (each executed and
 replied to) until it writes text; the user speaks again or ends the episode with its stop
-token. Limits end an episode with their own status: max_turns (user messages),
-max_tool_calls, max_tokens (generated tokens of every role together). Failures of the agent
+token. Limits end an episode with their own status: max_turns (user messages that ask for
+more; a user whose goal the last reply met still closes with its stop), max_tool_calls,
+max_tokens (generated tokens of every role together). Failures of the agent
 (`agent_output`) and of the simulators (`tool_sim_failed`, `user_sim_failed`) end it with
 status `error` and the reason; so does anything that raises inside it (`internal`), so one
 broken episode never ends the stage. The messages always form a valid OpenAI conversation:
@@ -157,14 +158,18 @@ class EpisodeRun:
             self.messages.append({"role": "user", "content": task.user_goal.request})
             self.turns += 1
             return
-        met = self.cfg.user_knows_goal and task.blueprint is not None and goal_met(task, self.so_far())
-        u = await self.user.reply(self.messages, seed=self.ep.seed + 7919 * (self.turns + 1), goal_met=met)
+        u = await self.user.reply(self.messages, seed=self.ep.seed + 7919 * (self.turns + 1), goal_met=self.goal_met())
         if not u.ok:
             raise _End("error", f"user_sim_failed: {u.error}", u.raw)
         self.messages.append({"role": "user", "content": u.message})
         self.turns += 1
         if u.ends:
             raise _End("finished", END_REASONS[u.action])
+
+    def goal_met(self) -> bool:
+        """Whether the user of a blueprint task has what it wanted (`user_knows_goal`): it is told so, and stops."""
+        task = self.ep.task
+        return self.cfg.user_knows_goal and task.blueprint is not None and goal_met(task, self.so_far())
 
     async def agent_step(self) -> None:
         """One agent step, sampled by the episode's policy and taken."""
@@ -188,7 +193,9 @@ class EpisodeRun:
                 raise _End("max_tool_calls", f"no reply after {self.turn_steps} agent steps in one turn")
             return
         self.turn_steps = 0
-        if self.turns >= self.cfg.max_turns:
+        # the limit counts the user's messages that ask for more: a user whose goal this reply met still closes the
+        # episode with its stop (at max_turns 2, a second reply that answers could otherwise never finish)
+        if self.turns >= self.cfg.max_turns and not self.goal_met():
             raise _End("max_turns", f"{self.turns} user turns, limit {self.cfg.max_turns}")
         await self.user_speaks()
 
