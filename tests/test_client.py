@@ -12,6 +12,7 @@ import pytest
 from conftest import llm_config
 
 from worldsmith.llm.client import LLMClient, LLMResult, constrained_turn_schema, parse_constrained_turn
+from worldsmith.vocab import MAX_REPLY_CHARS
 
 
 def completion(content: str) -> dict:
@@ -350,6 +351,49 @@ def test_grammar_schema_drops_what_slows_or_breaks_the_engine_and_keeps_the_rest
         "properties": {"pattern": {"type": "string", "maxLength": 5}, "sites": {"type": "array", "items": {}}},
         "required": ["pattern"],
     }
+
+
+@pytest.mark.parametrize("prose", [True, False])
+def test_prose_replies_put_the_sentence_pattern_in_the_grammar_and_check_it(fake_server, prose):
+    """`prose_replies` (the default): the reply branch of a constrained turn carries PROSE_REPLY_PATTERN, and it
+    reaches the server's grammar (other patterns are dropped there); a reply that breaks it is a schema error,
+    sampled again like any unusable output. Off: any string up to MAX_REPLY_CHARS, as before."""
+    from worldsmith.llm.client import grammar_schema
+    from worldsmith.vocab import PROSE_REPLY_PATTERN
+
+    tools = [{"type": "function", "function": {"name": "get", "parameters": {"type": "object", "properties": {}}}}]
+    sent_pattern = grammar_schema(constrained_turn_schema(tools, require_tool=False, prose=True))["anyOf"][0]
+    assert sent_pattern["properties"]["content"]["pattern"] == PROSE_REPLY_PATTERN
+    url, script = fake_server(
+        [(200, completion('{"content": "[<tool_response>]"}'), 0), (200, completion('{"content": "It is 4."}'), 0)]
+    )
+
+    async def go():
+        async with LLMClient(llm_config(url, prose_replies=prose)) as client:
+            msgs = [{"role": "user", "content": "how many?"}]
+            return [await client.tool_step("agent", msgs, tools, mode="constrained", seed=s) for s in (1, 2)]
+
+    markup, sentence = run(go())
+    reply = script.requests[0]["response_format"]["json_schema"]["schema"]["anyOf"][0]["properties"]["content"]
+    assert sentence.ok and sentence.content == "It is 4."
+    if prose:
+        assert reply == {"type": "string", "pattern": PROSE_REPLY_PATTERN}
+        assert not markup.ok and markup.error_kind == "schema" and "content" in markup.error
+    else:
+        assert "pattern" not in reply and reply["maxLength"] == MAX_REPLY_CHARS
+        assert markup.ok and markup.content == "[<tool_response>]"
+    for text, ok in [
+        ("The order ships on 2026-03-04.", True),
+        ("[{id}]", False),
+        ("{{text}}", False),
+        ("the <b>order</b>", False),
+        ("Line one\nline two", False),
+        ("A" * MAX_REPLY_CHARS, True),
+        ("A" * (MAX_REPLY_CHARS + 1), False),
+    ]:
+        r = LLMResult(ok=True, role="agent", model="m", endpoint="e", content=json.dumps({"content": text}))
+        parse_constrained_turn(r, constrained_turn_schema([], require_tool=False, prose=True))
+        assert r.ok is ok, text
 
 
 def test_prefix_cache_hits_reported_by_the_server_are_counted(fake_server):

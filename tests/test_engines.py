@@ -118,6 +118,32 @@ def test_tool_call_arguments_validate(engine, mode):
         assert result.fallback is None
 
 
+def test_a_constrained_reply_keeps_to_the_prose_pattern(llamacpp_server):
+    """The prose reply's pattern (`prose_replies`, on in the CPU default) reaches llama.cpp's grammar and is enforced
+    there: every sampled reply to a tool result is a sentence's characters, and the client accepts it. (vLLM 0.32's
+    xgrammar fails to compile its 400-character bound: the config refuses the two together.)"""
+    import re
+
+    from worldsmith.vocab import PROSE_REPLY_PATTERN
+
+    server = llamacpp_server
+    ask = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+    messages = [
+        {"role": "user", "content": "Weather in Oslo?"},
+        {"role": "assistant", "content": None, "tool_calls": [ask]},
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"temp_c": -3, "sky": "snow"}'},
+    ]
+
+    async def reply(seed: int):
+        async with LLMClient(llm_config(server.url, prose_replies=True)) as c:
+            return await c.tool_step("agent", messages, TOOLS, grammar_tools=[], seed=seed, temperature=1.0)
+
+    for seed in range(4):
+        r = asyncio.run(reply(seed))
+        assert r.ok, f"{r.error}: {r.raw}"
+        assert not r.tool_calls and re.search(PROSE_REPLY_PATTERN, r.content), r.content
+
+
 def test_tool_result_round_trip_renders(engine):
     """A full tool exchange in OpenAI format is accepted by the server's chat template, and the
     tool's result is in the prompt: the server counts exactly the tokens of the rendered text,

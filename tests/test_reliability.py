@@ -1198,6 +1198,14 @@ def test_the_tasks_stage_records_a_task_with_a_bad_pointer_with_its_reason(tmp_p
                 "agent, critic"
             ),
         ),
+        (
+            {"llm": {"server": {"engine": "vllm"}, "roles": {"agent": {"prose_replies": True}}}},
+            "llm.roles.agent.prose_replies: true, expected false with llm.server.engine vllm",
+        ),
+        (
+            {"llm": {"policy": {"enabled": True, "engine": "vllm"}, "roles": {"agent": {"prose_replies": True}}}},
+            "llm.roles.agent.prose_replies: true, expected false with llm.policy.engine vllm",
+        ),
     ],
     ids=[
         "section_list",
@@ -1216,6 +1224,8 @@ def test_the_tasks_stage_records_a_task_with_a_bad_pointer_with_its_reason(tmp_p
         "unknown_enum",
         "str_for_urls",
         "role_typo",
+        "prose_replies_on_vllm",
+        "prose_replies_on_a_vllm_policy",
     ],
 )
 def test_bad_config_values_are_refused_naming_the_key(raw, expected):

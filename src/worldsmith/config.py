@@ -139,6 +139,10 @@ class RoleConfig(Strict):
     grounding: Annotated[Literal["auto", "on", "off"], BeforeValidator(on_off)] = "auto"
 
     parallel_tool_calls: bool = True  # agent: several calls in one step (constrained mode: off = at most one)
+    # agent, constrained mode: a text reply opens with a capital letter and holds no brace, bracket, angle bracket,
+    # quote or line break, in the grammar (vocab.PROSE_REPLY_PATTERN; off: any string up to MAX_REPLY_CHARS). The
+    # CPU default turns it on (llama.cpp); vLLM 0.32's xgrammar fails to compile the pattern's 400-character bound
+    prose_replies: bool = False
     # the sampled tokens' log-probabilities, as the engine computed them, kept with each agent message (RL's
     # K2.5 mask compares them with the trainer's)
     logprobs: bool = False
@@ -253,6 +257,22 @@ class LLMConfig(Strict):
                     f"llm.roles.{role}.endpoint: got {name!r}, expected one of the names "
                     f"under llm.endpoints ({', '.join(sorted(self.endpoints)) or 'none defined'})"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _prose_replies_on_llamacpp(self) -> LLMConfig:
+        agent = self.roles.agent
+        served = (
+            self.policy_server()
+            if self.policy.enabled
+            else (self.server if EMBEDDED in self.endpoints[agent.endpoint].urls else None)
+        )
+        if agent.prose_replies and served is not None and served.engine == "vllm":
+            key = "llm.policy.engine" if self.policy.enabled else "llm.server.engine"
+            raise ValueError(
+                f"llm.roles.agent.prose_replies: true, expected false with {key} vllm (vLLM 0.32's xgrammar fails to "
+                "compile the prose pattern's length bound and its server stops)"
+            )
         return self
 
     @model_validator(mode="after")

@@ -194,8 +194,12 @@ def eval_config(cfg: PipelineConfig, model: EvalModel, mode: str = "constrained"
         port=cfg.eval.port,
         parallel=cfg.eval.parallel,
     )
-    agent = cfg.llm.roles.agent.model_copy(
-        update={"tool_call_mode": mode, "grounding": "on" if cfg.eval.grounding == "on" else "off"}
+    agent = cfg.llm.roles.agent.model_copy(  # the model as it is: no prose grammar (and vLLM's xgrammar cannot)
+        update={
+            "tool_call_mode": mode,
+            "grounding": "on" if cfg.eval.grounding == "on" else "off",
+            "prose_replies": False,
+        }
     )
     rollouts = cfg.rollouts.model_copy(
         update={

@@ -40,7 +40,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_ran
 from worldsmith.config import EMBEDDED, POLICY_ENDPOINT, EndpointConfig, LLMConfig, RoleConfig
 from worldsmith.jsonschemas import embed_schema
 from worldsmith.records import content_id
-from worldsmith.vocab import MAX_REPLY_CHARS
+from worldsmith.vocab import MAX_REPLY_CHARS, PROSE_REPLY_PATTERN
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 POOL_CONNECTIONS = 64  # requests in flight per HTTP pool (benchmarks/README.md, "Pipeline ceiling")
@@ -463,13 +463,12 @@ class LLMClient:
             redo.completion_tokens += result.completion_tokens
             return redo
         allowed = tools if grammar_tools is None else grammar_tools
-        parallel = self.role(role).parallel_tool_calls
-        schema = (
-            constrained_turn_schema(
-                allowed, require_tool=require_tool and bool(allowed), max_calls=4 if parallel else 1
-            )
-            if allowed
-            else REPLY_SCHEMA
+        rc = self.role(role)
+        schema = constrained_turn_schema(
+            allowed,
+            require_tool=require_tool and bool(allowed),
+            max_calls=4 if rc.parallel_tool_calls else 1,
+            prose=rc.prose_replies,
         )
         response_format = {
             "type": "json_schema",
@@ -500,6 +499,8 @@ class _Final(Exception):
 # 120 s with patterns). Length bounds stay: they cost ~6% and stop runaway strings. The
 # reply is still validated against the full schema here, so nothing violating them passes.
 GRAMMAR_DROPPED_KEYS = frozenset({"pattern", "format"})
+# ...except the prose reply's own pattern: one character class, as cheap as the length bound (README)
+GRAMMAR_KEPT_PATTERNS = frozenset({PROSE_REPLY_PATTERN})
 
 
 def grammar_schema(schema: Any) -> Any:
@@ -512,7 +513,7 @@ def grammar_schema(schema: Any) -> Any:
                 else {n: grammar_schema(s) for n, s in v.items()}
             )
             for k, v in schema.items()
-            if k not in GRAMMAR_DROPPED_KEYS
+            if (k not in GRAMMAR_DROPPED_KEYS or (k == "pattern" and v in GRAMMAR_KEPT_PATTERNS))
             and not (k == "enum" and v == [])  # llama.cpp refuses an empty enum (seen in a crawled tool)
         }
     if isinstance(schema, list):
@@ -587,10 +588,23 @@ REPLY_SCHEMA = {
     "required": ["content"],
     "additionalProperties": False,
 }
+# the same turn with `prose_replies`: the pattern bounds the length too (llama.cpp reads a pattern, not maxLength)
+PROSE_REPLY_SCHEMA = {
+    "type": "object",
+    "properties": {"content": {"type": "string", "pattern": PROSE_REPLY_PATTERN}},
+    "required": ["content"],
+    "additionalProperties": False,
+}
 
 
-def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool, max_calls: int = 4) -> dict[str, Any]:
-    """JSON Schema of one assistant turn: a text reply, or calls to the given tools."""
+def constrained_turn_schema(
+    tools: list[dict[str, Any]], *, require_tool: bool, max_calls: int = 4, prose: bool = False
+) -> dict[str, Any]:
+    """JSON Schema of one assistant turn: a text reply (with `prose`, one the grammar keeps to sentence characters),
+    or calls to the given tools."""
+    reply = PROSE_REPLY_SCHEMA if prose else REPLY_SCHEMA
+    if not tools:
+        return reply
     calls = []
     defs: dict[str, Any] = {}
     for i, tool in enumerate(tools):
@@ -624,7 +638,7 @@ def constrained_turn_schema(tools: list[dict[str, Any]], *, require_tool: bool, 
     }
     if require_tool:
         return {**tool_branch, "$defs": defs} if defs else tool_branch
-    return {"anyOf": [REPLY_SCHEMA, tool_branch], **({"$defs": defs} if defs else {})}
+    return {"anyOf": [reply, tool_branch], **({"$defs": defs} if defs else {})}
 
 
 def parse_constrained_turn(result: LLMResult, schema: dict[str, Any], turn: int = 0) -> None:
