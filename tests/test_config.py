@@ -242,3 +242,15 @@ def test_two_llamacpp_servers_split_the_cores_and_keep_threads_a_user_set(monkey
     assert share_cores(set_by_user, cfg.llm.policy_server())[0].threads == 4
     vllm = cfg.llm.policy_server().model_copy(update={"engine": "vllm"})
     assert share_cores(cfg.llm.server, vllm) == (cfg.llm.server, vllm)
+
+
+def test_prose_replies_auto_is_on_where_llama_cpp_serves_the_agent():
+    """`llm.roles.agent.prose_replies: auto` (the default): the prose grammar where worldsmith serves the agent with
+    llama.cpp, not with vLLM (its xgrammar cannot compile it) nor on an outside endpoint whose engine is unknown."""
+    assert validate_config({}).llm.prose_replies("agent")
+    assert not validate_config({"llm": {"server": {"engine": "vllm"}}}).llm.prose_replies("agent")
+    outside = {"endpoints": {"local": {"urls": ["http://10.0.0.2:8000/v1"]}}}
+    assert not validate_config({"llm": outside}).llm.prose_replies("agent")
+    assert validate_config({"llm": {**outside, "roles": {"agent": {"prose_replies": "on"}}}}).llm.prose_replies("agent")
+    policy = {"policy": {"enabled": True, "engine": "vllm", "port": 8123}}
+    assert not validate_config({"llm": policy}).llm.prose_replies("agent")

@@ -1200,11 +1200,11 @@ def test_the_tasks_stage_records_a_task_with_a_bad_pointer_with_its_reason(tmp_p
         ),
         (
             {"llm": {"server": {"engine": "vllm"}, "roles": {"agent": {"prose_replies": True}}}},
-            "llm.roles.agent.prose_replies: true, expected false with llm.server.engine vllm",
+            "llm.roles.agent.prose_replies: on, expected auto or off with llm.server.engine vllm",
         ),
         (
-            {"llm": {"policy": {"enabled": True, "engine": "vllm"}, "roles": {"agent": {"prose_replies": True}}}},
-            "llm.roles.agent.prose_replies: true, expected false with llm.policy.engine vllm",
+            {"llm": {"policy": {"enabled": True, "engine": "vllm"}, "roles": {"agent": {"prose_replies": "on"}}}},
+            "llm.roles.agent.prose_replies: on, expected auto or off with llm.policy.engine vllm",
         ),
     ],
     ids=[

@@ -140,9 +140,9 @@ class RoleConfig(Strict):
 
     parallel_tool_calls: bool = True  # agent: several calls in one step (constrained mode: off = at most one)
     # agent, constrained mode: a text reply opens with a capital letter and holds no brace, bracket, angle bracket,
-    # quote or line break, in the grammar (vocab.PROSE_REPLY_PATTERN; off: any string up to MAX_REPLY_CHARS). The
-    # CPU default turns it on (llama.cpp); vLLM 0.32's xgrammar fails to compile the pattern's 400-character bound
-    prose_replies: bool = False
+    # quote or line break, in the grammar (vocab.PROSE_REPLY_PATTERN; off: any string up to MAX_REPLY_CHARS). auto:
+    # on when worldsmith serves the role with llama.cpp; vLLM 0.32's xgrammar fails to compile the 400-character bound
+    prose_replies: Annotated[Literal["auto", "on", "off"], BeforeValidator(on_off)] = "auto"
     # the sampled tokens' log-probabilities, as the engine computed them, kept with each agent message (RL's
     # K2.5 mask compares them with the trainer's)
     logprobs: bool = False
@@ -259,19 +259,25 @@ class LLMConfig(Strict):
                 )
         return self
 
+    def serving_engine(self, role: str) -> str | None:
+        """The engine of the server worldsmith starts for `role` (llm.policy's for the agent when it is on, the
+        embedded server's for an `embedded` endpoint); None for an outside endpoint."""
+        if role == "agent" and self.policy.enabled:
+            return self.policy.engine
+        return self.server.engine if EMBEDDED in self.endpoints[getattr(self.roles, role).endpoint].urls else None
+
+    def prose_replies(self, role: str) -> bool:
+        """Whether `role`'s constrained replies carry the prose pattern (auto: when llama.cpp serves it)."""
+        mode = getattr(self.roles, role).prose_replies
+        return mode == "on" or (mode == "auto" and self.serving_engine(role) == "llamacpp")
+
     @model_validator(mode="after")
-    def _prose_replies_on_llamacpp(self) -> LLMConfig:
-        agent = self.roles.agent
-        served = (
-            self.policy_server()
-            if self.policy.enabled
-            else (self.server if EMBEDDED in self.endpoints[agent.endpoint].urls else None)
-        )
-        if agent.prose_replies and served is not None and served.engine == "vllm":
+    def _prose_replies_not_on_vllm(self) -> LLMConfig:
+        if self.roles.agent.prose_replies == "on" and self.serving_engine("agent") == "vllm":
             key = "llm.policy.engine" if self.policy.enabled else "llm.server.engine"
             raise ValueError(
-                f"llm.roles.agent.prose_replies: true, expected false with {key} vllm (vLLM 0.32's xgrammar fails to "
-                "compile the prose pattern's length bound and its server stops)"
+                f"llm.roles.agent.prose_replies: on, expected auto or off with {key} vllm (vLLM 0.32's xgrammar fails "
+                "to compile the prose pattern's length bound, and its server stops)"
             )
         return self
 

@@ -198,7 +198,7 @@ def eval_config(cfg: PipelineConfig, model: EvalModel, mode: str = "constrained"
         update={
             "tool_call_mode": mode,
             "grounding": "on" if cfg.eval.grounding == "on" else "off",
-            "prose_replies": False,
+            "prose_replies": "off",
         }
     )
     rollouts = cfg.rollouts.model_copy(

@@ -468,7 +468,7 @@ class LLMClient:
             allowed,
             require_tool=require_tool and bool(allowed),
             max_calls=4 if rc.parallel_tool_calls else 1,
-            prose=rc.prose_replies,
+            prose=self.cfg.prose_replies(role),
         )
         response_format = {
             "type": "json_schema",
