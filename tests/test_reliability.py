@@ -1286,6 +1286,8 @@ def test_prompts_pass_tool_specs_and_model_output_through_as_data(tmp_path):
         tools={"evolve": {"naming": "llm", "tools_per_domain": 2, "evolutions_per_tool": 1}},
         judge={"critic": True},  # every site that takes model output, the critic's included
         tasks={"request_attempts": 1},  # the request written by the model (the CPU default words it by grammar)
+        # the agent's replies carry the payload's braces too, which the prose grammar would refuse
+        llm={"roles": {"agent": {"prose_replies": "off"}}},
     )
     counts = _worlds(ctx)  # the domain's name and description (model output) go into the design prompt
     assert (counts["domains"], counts["designed"]) == (1, 1), counts
