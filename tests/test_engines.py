@@ -68,9 +68,9 @@ def engine(request):
     return request.param, request.getfixturevalue(f"{request.param}_server")
 
 
-def call(server, fn):
+def call(server, fn, **role_overrides):
     async def go():
-        async with LLMClient(llm_config(server.url)) as client:
+        async with LLMClient(llm_config(server.url, **role_overrides)) as client:
             return await fn(client)
 
     return asyncio.run(go())
@@ -134,12 +134,12 @@ def test_a_constrained_reply_keeps_to_the_prose_pattern(llamacpp_server):
         {"role": "tool", "tool_call_id": "call_1", "content": '{"temp_c": -3, "sky": "snow"}'},
     ]
 
-    async def reply(seed: int):
-        async with LLMClient(llm_config(server.url, prose_replies=True)) as c:
-            return await c.tool_step("agent", messages, TOOLS, grammar_tools=[], seed=seed, temperature=1.0)
-
     for seed in range(4):
-        r = asyncio.run(reply(seed))
+        r = call(
+            server,
+            lambda c, s=seed: c.tool_step("agent", messages, TOOLS, grammar_tools=[], seed=s, temperature=1.0),
+            prose_replies=True,
+        )
         assert r.ok, f"{r.error}: {r.raw}"
         assert not r.tool_calls and re.search(PROSE_REPLY_PATTERN, r.content), r.content
 

@@ -589,12 +589,7 @@ REPLY_SCHEMA = {
     "additionalProperties": False,
 }
 # the same turn with `prose_replies`: the pattern bounds the length too (llama.cpp reads a pattern, not maxLength)
-PROSE_REPLY_SCHEMA = {
-    "type": "object",
-    "properties": {"content": {"type": "string", "pattern": PROSE_REPLY_PATTERN}},
-    "required": ["content"],
-    "additionalProperties": False,
-}
+PROSE_REPLY_SCHEMA = {**REPLY_SCHEMA, "properties": {"content": {"type": "string", "pattern": PROSE_REPLY_PATTERN}}}
 
 
 def constrained_turn_schema(
