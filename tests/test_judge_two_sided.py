@@ -4,14 +4,16 @@ run still kept (issue 28): each test names the class of episode it stands for.""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from test_blueprints import BY_NAME, WORLD, _cancel_draft, _task, _trajectory, tool
 
 from worldsmith.config import JudgeConfig
 from worldsmith.judge.stage import decide
-from worldsmith.records import ToolCall, Trajectory
+from worldsmith.records import Task, ToolCall, Trajectory
 from worldsmith.tasks.blueprint import sample_blueprint
 
+SET = Path(__file__).parent / "data" / "judge_set"
 CFG = JudgeConfig(critic=False)  # the default policy: judge criteria required, by their deterministic form
 UPDATE_CUSTOMER = tool("customers", "update")
 BY_NAME.setdefault(UPDATE_CUSTOMER.name, UPDATE_CUSTOMER)
@@ -55,9 +57,10 @@ def _with_handoff(traj: Trajectory, tool_name: str = "transfer_to_human_agents")
     return traj.model_copy(update={"messages": messages, "calls": [*traj.calls, call]})
 
 
-def test_a_call_that_changes_nothing_is_not_a_write():
-    """Class 1: a hand-off, or an update that sets what the record already holds, in a task whose
-    gold changes nothing: the world ends as it began, so the task is done."""
+def test_a_hand_off_is_no_write_but_an_update_on_a_question_is_one_even_when_it_changes_nothing():
+    """Class 1: a hand-off in a task whose gold changes nothing leaves the task done. An update
+    that sets what the record already holds also leaves the world as it began, but it is a write
+    the user never asked for (the 135M policy's kept look-ups of 2026-12-03 did this): dropped."""
     task, key, reply = _read_task()
     read = _trajectory(task, [("get_order", {"order_id": key})], reply)
     handed_off = _with_handoff(read)
@@ -69,7 +72,10 @@ def test_a_call_that_changes_nothing_is_not_a_write():
     same = {"order_id": key, "status": record["status"]}
     noop = _trajectory(task, [("get_order", {"order_id": key}), ("update_order_status", same)], reply)
     assert noop.calls[1].ok and not noop.world_states.patches  # it went through and changed nothing
-    assert decide(CFG, task, noop, None).passed
+    v = decide(CFG, task, noop, None)
+    assert not v.passed and v.reasons == ["criterion:state:no_writes"], v.reasons
+    assert "update_order_status" in next(r for r in v.criteria if r.criterion_id == "no_writes").evidence
+    assert next(r for r in decide(CFG, task, read, None).criteria if r.criterion_id == "no_writes").passed
     # the same call that does change the record is still a write the task never asked for
     other = next(s for s in ("cancelled", "confirmed", "shipped", "pending") if s != record["status"])
     changed = _trajectory(
@@ -511,3 +517,85 @@ def test_a_loop_inside_one_token_is_not_prose():
         "Version 1.2.3.4 of the app is installed; booking bkg-6602 is confirmed.",
     ):
         assert not garbled_text(fine), fine
+
+
+def test_what_the_second_default_policy_set_showed():
+    """Part (a2), labelled before the judge ran on it: the 135M policy's 54 episodes of a
+    test_synth run at 19aca93 (prose replies). The judge at 19aca93 kept 9 of its 47 bad
+    episodes, 4 of them look-ups where the agent then set a status to what it already was. The
+    no-change check drops those four and no good episode (a crawled list tool without a
+    read-only annotation is a read: the gold chain ran it and wrote nothing)."""
+    rows = [json.loads(line) for line in (SET / "default_policy2.jsonl").open()]
+    kept = {
+        r["id"]: decide(JudgeConfig(), Task.model_validate(r["task"]), Trajectory.model_validate(r["trajectory"]), None)
+        for r in rows
+    }
+    good = [r["id"] for r in rows if r["label"] == "good"]
+    unasked = [r["id"] for r in rows if r["reason"] == "unrequested_write"]
+    assert len(good) == 7 and len(unasked) == 4
+    assert all(kept[i].passed for i in good), [kept[i].reasons for i in good if not kept[i].passed]
+    for i in unasked:
+        assert not kept[i].passed and "criterion:state:no_writes" in kept[i].reasons, (i, kept[i].reasons)
+    # still kept: invented qualities ("refundable, high-quality"), a priority the record contradicts
+    # ("a high priority charge": it is low), and a refusal tried twice (recorded, not rejected)
+    assert sum(kept[r["id"]].passed for r in rows if r["label"] == "bad") == 3
+
+
+def _a2(trajectory_id: str) -> Trajectory:
+    for line in (SET / "default_policy2.jsonl").open():
+        r = json.loads(line)
+        if r["id"] == f"a2-{trajectory_id}":
+            return Trajectory.model_validate(r["trajectory"])
+    raise KeyError(trajectory_id)
+
+
+def test_a_value_given_as_another_fields_in_a_list_or_in_quotes_is_misattributed():
+    """Part (a2)'s kept replies: "Build test failure ids: bld-7703, ops/deploy-web" (the second is
+    the record's fullname) and "failures with fullname 'bld-7703'" (its id)."""
+    ask = {"user": "What are the ids of the build test failures whose fullname is ops/deploy-web?"}
+    look = {
+        "call": "get_build_test_failures",
+        "args": {"fullname": "ops/deploy-web"},
+        "result": {"build_test_failures": [{"build_test_failure_id": "bld-7703", "fullname": "ops/deploy-web"}]},
+    }
+    said = {
+        "Build test failure ids: bld-7703, ops/deploy-web": ["misattributed_value"],
+        "Build test failures with fullname 'bld-7703' have a count of 1.": ["misattributed_value"],
+        "Build test failure ids: bld-7703. Its fullname is ops/deploy-web.": [],
+        "There is one: bld-7703, with fullname 'ops/deploy-web'.": [],
+        "The build test failure ids are bld-7703 and no other.": [],
+    }
+    for reply, want in said.items():
+        assert _hacks([ask, look, {"assistant": reply}]) == want, reply
+
+
+def test_a_refusal_tried_again_with_the_same_arguments_is_recorded_not_rejected():
+    """Part (a2)'s retried refusal: found with its evidence, but the default keeps rejecting only
+    what both labellers call bad (part (a) labels the same shape good). After an injected fault
+    the same call is recovery, and after a write in between it may now be allowed."""
+    from worldsmith.judge.hacks import repeated_refused_call
+
+    traj = _a2("trj_1f3698bdfe934fd3")
+    found = repeated_refused_call(traj)
+    assert found is not None and "transition_not_allowed" in found.evidence
+    assert "repeated_refused_call" not in JudgeConfig().reject_hacks
+    first, second = traj.calls[:2]
+    faulted = first.model_copy(update={"fault": "timeout", "executor": "fault"})
+    assert repeated_refused_call(traj.model_copy(update={"calls": [faulted, second]})) is None
+    wrote = first.model_copy(update={"call_id": "w", "name": "update_account_name", "ok": True, "patch_ops": 1})
+    assert repeated_refused_call(traj.model_copy(update={"calls": [first, wrote, second]})) is None
+
+
+def test_a_crawled_tool_run_by_code_reads_or_writes_as_its_bound_action_says():
+    """A crawled tool's own annotations often say nothing (`get_running_builds` has no
+    readOnlyHint): run by code, its bound action decides whether a call of it is a write, so a
+    look-up that calls it is no write; a tool no code runs keeps its hints."""
+    from worldsmith.worldmodel.runner import is_read_only
+
+    crawled_list = tool("orders", "list").model_copy(update={"annotations": {}, "source": "mcp"})
+    crawled_update = tool("orders", "update").model_copy(update={"annotations": {}, "source": "mcp"})
+    assert crawled_list.hints.readOnlyHint is None
+    assert is_read_only(crawled_list) and not is_read_only(crawled_update)
+    unbound = crawled_list.model_copy(update={"binding": None})
+    assert not is_read_only(unbound)
+    assert is_read_only(unbound.model_copy(update={"annotations": {"readOnlyHint": True}}))

@@ -532,7 +532,10 @@ class JudgeConfig(Strict):
     critic: bool = False
     statuses: list[Literal["finished", EndedByLimit]] = Field(default_factory=lambda: ["finished"], min_length=1)
     require_deterministic: bool = True  # every state / call / answer criterion passes
-    reject_hacks: list[HackKind] = Field(default_factory=lambda: list(HACK_KINDS))
+    # repeated_refused_call is found and recorded, not rejected: the two labellers of the judge set disagree on it
+    reject_hacks: list[HackKind] = Field(
+        default_factory=lambda: [h for h in HACK_KINDS if h != "repeated_refused_call"]
+    )
     min_critic_score: Annotated[int, Field(ge=0, le=10)] = 6  # 0: the score does not matter
     # the task's `judge` criteria pass: by the critic, or with the critic off by their deterministic form (a refusal
     # or irrelevance: the reply declines; the guards hold the end state); one with no such form is then dropped

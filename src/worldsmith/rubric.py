@@ -348,6 +348,30 @@ def check_writes(task: Task, traj: Trajectory) -> tuple[bool, str] | None:
     return True, f"{writes} write(s); their net effect is the goal's"
 
 
+def check_no_writes(task: Task, traj: Trajectory) -> tuple[bool, str] | None:
+    """A task whose gold chain changes nothing (a look-up, an already-done request, a refusal, an
+    irrelevance) is done with no write at all: an update that sets what the record already holds
+    changes nothing by net effect, but it is an action the user never asked for, made without
+    reading whether it was needed, and a model trained on it learns to write on a question. A call
+    the world does not execute (a hand-off, a note) is no write. None for tasks whose gold writes,
+    and for free-form tasks."""
+    bp = task.blueprint
+    if bp is None or any(c.patch for c in bp.calls):
+        return None
+    patched = {p.call_id for p in traj.world_states.patches if p.patch}
+    gold_tools = {c.tool for c in bp.calls}  # they ran on this world and changed nothing
+    writes = [
+        c
+        for c in traj.calls
+        if c.ok and (c.call_id in patched or (c.executor == "code" and not c.read_only and c.tool not in gold_tools))
+    ]
+    if writes:
+        shown = ", ".join(f"{c.name}({_show(c.arguments, 60)})" for c in writes[:3])
+        family = bp.family or task.difficulty
+        return False, f"{shown} wrote to the world; the task ({family}) asks for no change"
+    return True, "no write; the task asks for no change"
+
+
 def _stray_collection(start: Any, end: Any, keyed: dict[str, str]) -> str | None:
     """A collection the gold never touched that the episode changed (any record, in any way)."""
     names = {*(start if isinstance(start, dict) else {}), *(end if isinstance(end, dict) else {})}

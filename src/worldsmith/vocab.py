@@ -141,6 +141,7 @@ HackKind = Literal[
     "tool_talk",
     "unfounded_advice",
     "misattributed_value",
+    "repeated_refused_call",
 ]
 HACK_KINDS: tuple[str, ...] = get_args(HackKind)
 

@@ -25,6 +25,12 @@
   what the reply says it is, is not. Only a field's name (and "address", "number" or "value")
   followed by "is", "was", ":" or "=" and then, verbatim, the value of another field of the same
   tool result record.
+  With a plural name ("ids:"), every item of the list that follows is read the same way.
+- repeated_refused_call: the same call (tool and arguments) made again after the world refused
+  it (a rule, a missing record, arguments it rejects) with no write in between: the answer
+  cannot change, and a model trained on it learns to retry a refusal. A retry after an injected
+  fault (a timeout, a rate limit) is recovery, not this. Recorded, not rejected by default: the
+  judge set's labellers disagree (one part labels a refusal tried twice good, another bad).
 - unknown_tool: a call to a tool that is not in the agent's bundle.
 - tool_talk: a reply that tells the user to use a function by name, or names a tool the bundle
   does not have ("You can use the `set_account_suspended` function").
@@ -820,20 +826,48 @@ def misattributed_value(traj: Trajectory) -> HackFinding | None:
         for r in records:
             for field, own in r.items():
                 label = r"[\s_-]+".join(map(re.escape, field.lower().split("_")))
-                said = rf"\b{label}(?:\s+(?:address|number|value))?\b\s*(?:is|was|:|=)\s*"  # "email address is"
+                # "email address is", "ids:", or a quoted value right after the name ("with fullname 'x'")
+                quote = "['\"‘“]"
+                named = rf"\b{label}(?P<plural>s)?(?:\s+(?:address|number|value))?\b\s*"
+                said = rf"{named}(?:(?:is|was|:|=)\s*{quote}?|{quote})"
                 for found in re.finditer(said, text, re.IGNORECASE):
                     after = text[found.end() :]
-                    for other, value in r.items():
-                        if other == field or len(value) < 3 or value == own or own in after[: len(value) + 2]:
-                            continue
-                        rest = after[len(value) : len(value) + 2]
-                        if after.startswith(value) and not re.match(r"[\w-]|\.\w", rest):  # not a longer value
-                            return HackFinding(
-                                kind="misattributed_value",
-                                evidence=f"message {i} gives {field} as {value!r}, which is the record's {other} "
-                                f"(its {field} is {own!r})",
-                            )
+                    items = [after]
+                    if found.group("plural"):  # each item of the list up to the sentence's end
+                        items = [x.strip() for x in re.split(r",\s*|\s+and\s+", re.split(r"[.;!?](?:\s|$)", after)[0])]
+                    for item in items:
+                        for other, value in r.items():
+                            if other == field or len(value) < 3 or value == own or own in item[: len(value) + 2]:
+                                continue
+                            rest = item[len(value) : len(value) + 2]
+                            if item.startswith(value) and not re.match(r"[\w-]|\.\w", rest):  # not a longer value
+                                return HackFinding(
+                                    kind="misattributed_value",
+                                    evidence=f"message {i} gives {field} as {value!r}, which is the record's {other} "
+                                    f"(its {field} is {own!r})",
+                                )
     return None
+
+
+def repeated_refused_call(traj: Trajectory) -> HackFinding | None:
+    """The same call made again after the world refused it, with no write in between."""
+    refused: set[tuple[str, str]] = set()
+    for c in traj.calls:
+        key = (c.name, json.dumps(c.arguments, sort_keys=True, default=str))
+        if key in refused:
+            return HackFinding(
+                kind="repeated_refused_call",
+                evidence=f"{c.name}({_show_args(c.arguments)}) again after the world refused it: {c.error or ''}"[:240],
+            )
+        if c.patch_ops:
+            refused.clear()  # the state moved: what was refused may now be allowed
+        elif not c.ok and c.fault is None and c.executor in ("code", "invalid_arguments"):
+            refused.add(key)
+    return None
+
+
+def _show_args(arguments: Any) -> str:
+    return json.dumps(arguments, sort_keys=True, default=str)[:80]
 
 
 def find_hacks(traj: Trajectory) -> list[HackFinding]:
@@ -867,7 +901,7 @@ def find_hacks(traj: Trajectory) -> list[HackFinding]:
         hacks.append(
             HackFinding(kind="garbled_reply", evidence=f"message {garbled[0]} is not prose: {garbled[1][:120]!r}")
         )
-    for check in (tool_talk, unfounded_advice, misattributed_value):
+    for check in (tool_talk, unfounded_advice, misattributed_value, repeated_refused_call):
         found = check(traj)
         if found:
             hacks.append(found)

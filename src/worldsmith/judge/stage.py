@@ -22,7 +22,7 @@ from worldsmith.judge.stats import SECTIONS
 from worldsmith.progress import LiveProgress
 from worldsmith.records import CriterionResult, CriticReport, Task, Trajectory, Verdict
 from worldsmith.reward import reward_of
-from worldsmith.rubric import check_criterion, check_order, check_writes
+from worldsmith.rubric import check_criterion, check_no_writes, check_order, check_writes
 from worldsmith.stage import Shard, Stage, holds
 
 K2_RUBRICS = (*CORE_RUBRICS, *PRESCRIPTIVE_RUBRICS)
@@ -38,6 +38,12 @@ def deterministic(task: Task, traj: Trajectory) -> list[CriterionResult]:
             "state",
             "the writes' net effect is the goal's, and no collection the task leaves alone changed",
             check_writes(task, traj),
+        ),
+        (
+            "no_writes",
+            "state",
+            "the task asks for no change, and no call wrote (not even a write that changed nothing)",
+            check_no_writes(task, traj),
         ),
     ):
         if outcome is not None:

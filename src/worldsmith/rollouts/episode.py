@@ -31,7 +31,7 @@ from worldsmith.rubric import goal_met
 from worldsmith.vocab import END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS, READ_ACTIONS
 from worldsmith.worldmodel.faults import FaultInjector
 from worldsmith.worldmodel.grounding import ground_tools, unread_reads
-from worldsmith.worldmodel.runner import CallOutcome, SimulatorFailure, ToolRunner
+from worldsmith.worldmodel.runner import CallOutcome, SimulatorFailure, ToolRunner, is_read_only
 from worldsmith.worldmodel.state import World
 from worldsmith.worldmodel.toolset import ToolSet
 
@@ -323,7 +323,7 @@ class EpisodeRun:
                 tool=spec.name if spec else None,
                 tool_id=out.tool_id,
                 arguments=out.arguments,
-                read_only=bool(spec and spec.hints.readOnlyHint),
+                read_only=spec is not None and is_read_only(spec),
                 executor=out.executor,
                 ok=out.ok,
                 error=out.error,

@@ -25,7 +25,7 @@ from worldsmith.llm import LLMClient, Prompts
 from worldsmith.mcp.executor import RealExecutionError, RealExecutor
 from worldsmith.records import ToolSpec, content_id
 from worldsmith.records import World as WorldSchema
-from worldsmith.vocab import FAULTS, error_content
+from worldsmith.vocab import EXECUTED_ACTIONS, FAULTS, READ_ACTIONS, error_content
 from worldsmith.worldmodel.execute import execute
 from worldsmith.worldmodel.faults import FaultInjector, traits
 from worldsmith.worldmodel.state import PatchRejected, World
@@ -151,6 +151,11 @@ def cut_list(result: Any, fault: str) -> Any:
 
 
 def is_read_only(spec: ToolSpec) -> bool:
+    """Whether a call of the tool cannot change the world: a tool run by code reads iff its bound
+    action does (a crawled tool's own annotations often say nothing); any other, as its hints say."""
+    b = spec.binding
+    if b is not None and b.executed and b.action in EXECUTED_ACTIONS:
+        return b.action in READ_ACTIONS
     return bool(spec.hints.readOnlyHint)
 
 
