@@ -5,6 +5,7 @@ and bad episodes it fires, its precision (of the episodes it flags, the share la
 against the base rate (the share of bad episodes in the part).
 
 Parts: `a` the default policy's (SmolLM2-135M) episodes of a `make synth` run, labelled by hand;
+`a2` its episodes of a test_synth run at 19aca93 (prose replies), labelled by hand before this judge ran;
 `b` / `c` good and bad episodes of the kinds a capable model writes, the judge's dev set;
 `b-heldout` / `c-heldout` and `-heldout2` the same kinds written after the judge's fixes, by someone who
 did not read the judge, each scored blind once (the first set then served as dev, see
@@ -79,7 +80,12 @@ for line in sys.stdin:
     for c in task["rubric"]["criteria"]:
         for k in [k for k in c if k not in known]:
             del c[k]
-    v = decide(JudgeConfig(), Task.model_validate(task), Trajectory.model_validate(row["trajectory"]), None)
+    try:
+        task, traj = Task.model_validate(task), Trajectory.model_validate(row["trajectory"])
+    except ValueError:  # a record newer than that code: left out of its figures, and counted
+        print(row["id"], file=sys.stderr)
+        continue
+    v = decide(JudgeConfig(), task, traj, None)
     out.append({"id": row["id"], "part": row["part"], "label": row["label"], "kept": v.passed, "reasons": v.reasons,
                 "hacks": sorted({h.kind for h in v.hacks})})
 print(json.dumps(out))
@@ -105,6 +111,9 @@ def judge_before(rows: list[dict], rev: str) -> list[dict]:
             )
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)], check=True)
+    unread = done.stderr.split()
+    if unread:
+        print(f"the code at {rev} cannot read {len(unread)} newer episodes (left out of its figures)")
     return json.loads(done.stdout)
 
 
@@ -116,9 +125,18 @@ def _ratio(num: int, den: int) -> float | None:
 # one label alone has no precision to speak of (nothing kept) or no recall (nothing good)
 SOURCES = {
     "default policy (a)": ("a",),
+    "default policy, prose replies (a2)": ("a2",),
     "capable, dev (b + c)": ("b", "c"),
     "capable, held-out": ("b-heldout", "c-heldout"),
     "capable, held-out 2": ("b-heldout2", "c-heldout2"),
+}
+
+SHORT = {
+    "default policy (a)": "default (a)",
+    "default policy, prose replies (a2)": "default,\nprose (a2)",
+    "capable, dev (b + c)": "dev",
+    "capable, held-out": "held-out",
+    "capable, held-out 2": "held-out 2",
 }
 
 
@@ -205,11 +223,11 @@ def plot(parts: dict[str, dict], before: dict[str, dict] | None, path: Path) -> 
         width = 0.8 / len(versions)
         for k, (label, figs, color, hatch) in enumerate(versions):
             xs = [x - 0.4 + width * (k + 0.5) for x in range(len(names))]
-            values = [figs[p][key] if figs.get(p, {}).get(key) is not None else 0 for p in names]
-            ax.bar(xs, values, width, label=label, color=color, hatch=hatch, edgecolor="white")
+            values = [figs.get(p, {}).get(key) for p in names]  # None: not measured (records newer than that code)
+            ax.bar(xs, [v or 0 for v in values], width, label=label, color=color, hatch=hatch, edgecolor="white")
             for x, v in zip(xs, values, strict=True):
-                ax.text(x, v + 0.01, f"{v:.2f}", ha="center", fontsize=7)
-        short = [p.replace("capable, ", "").replace(" (b + c)", "").replace(" policy", "") for p in names]
+                ax.text(x, (v or 0) + 0.01, "n/a" if v is None else f"{v:.2f}", ha="center", fontsize=7)
+        short = [SHORT.get(p, p) for p in names]
         ticks = [f"{n}\n{parts[p]['good']} good\n{parts[p]['bad']} bad" for n, p in zip(short, names, strict=True)]
         ax.set_xticks(range(len(names)), ticks, fontsize=7)
         ax.set_ylim(0, 1.3)
