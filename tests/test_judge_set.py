@@ -1,5 +1,5 @@
 """The judge, measured two-sided on the labelled judge set (tests/data/judge_set/, see its README):
-the default policy keeps no bad episode of any part, and keeps at least 98% of the good work of the
+the default policy keeps no bad episode but three known ones (part a2), and keeps at least 98% of the good work of the
 kind a capable model writes. Labels were set before the judge ran; a failure here is the judge's."""
 
 from __future__ import annotations
@@ -38,12 +38,10 @@ KNOWN_KEPT_BAD = {
 }
 
 
-def test_the_default_policy_keeps_no_bad_episode_but_the_known_ones(parts, verdicts):
+def test_the_default_policy_keeps_no_bad_episode_but_the_known_ones(verdicts):
+    """Every part's precision is 1.00 but part a2's, whose three kept bad episodes are these."""
     kept_bad = {v["id"]: v["reason"] for v in verdicts if v["label"] == "bad" and v["kept"]}
     assert kept_bad == KNOWN_KEPT_BAD, f"bad episodes kept: {kept_bad}"
-    for part, s in parts.items():
-        if part not in ("a2", "all"):
-            assert s["precision"] in (None, 1.0), (part, s["precision"])
 
 
 def test_the_default_policy_keeps_a_capable_models_good_work(parts):
