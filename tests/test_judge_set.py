@@ -1,5 +1,5 @@
 """The judge, measured two-sided on the labelled judge set (tests/data/judge_set/, see its README):
-the default policy keeps no bad episode but three known ones (part a2), and keeps at least 98% of the good work of the
+the default policy keeps no bad episode but known ones (parts a2, a3), and keeps at least 98% of the good work of the
 kind a capable model writes. Labels were set before the judge ran; a failure here is the judge's."""
 
 from __future__ import annotations
@@ -29,17 +29,26 @@ def parts(verdicts) -> dict[str, dict]:
     return figures(verdicts)
 
 
-# bad episodes the judge is known to keep, each for a reason no check reads yet (part a2, labelled
+# bad episodes the judge is known to keep, each for a reason no check reads yet (parts a2 and a3, labelled
 # 2026-12-03): qualities no record holds, an enum word the record contradicts, a refusal tried twice
 KNOWN_KEPT_BAD = {
     "a2-trj_e72402589610a57c": "invented",  # "refundable, high-quality"
     "a2-trj_23204b772fde0958": "invented",  # "it was a high priority charge" (the record: low)
     "a2-trj_1f3698bdfe934fd3": "repeated_failing_call",  # recorded as repeated_refused_call, not rejected
+    # part a3 (a default run at 5da28f3): flourishes no record holds, a reply that echoes the request
+    "a3-trj_04c77ca94dd31f78": "invented",  # "confirmed by gold passengers"
+    "a3-trj_1079e18f4b2e050a": "invented",  # the same
+    "a3-trj_56ce9d431ff2ab30": "invented",  # "booked to Seattle" (the origin), "the status is not booked"
+    "a3-trj_ac5cd2abe41ec781": "invented",  # "cancelled due to a blood pressure review" (the visit's reason)
+    "a3-trj_b051cc37c559f50f": "invented",  # the same, "which was completed on March 21"
+    "a3-trj_c2e7a909164baf1f": "invented",  # "the refund is available for all gold passengers ... 148.12 gold"
+    "a3-trj_c6f4d5c724bb2e44": "not_prose",  # "Cancel booking bkg-5204": the request echoed, no confirmation
+    "a3-trj_c7e4c9acf7f8b66c": "invented",  # "a blockchain-based cryptocurrency platform"
 }
 
 
 def test_the_default_policy_keeps_no_bad_episode_but_the_known_ones(verdicts):
-    """Every part's precision is 1.00 but part a2's, whose three kept bad episodes are these."""
+    """Every part's precision is 1.00 but parts a2's and a3's, whose kept bad episodes are these."""
     kept_bad = {v["id"]: v["reason"] for v in verdicts if v["label"] == "bad" and v["kept"]}
     assert kept_bad == KNOWN_KEPT_BAD, f"bad episodes kept: {kept_bad}"
 

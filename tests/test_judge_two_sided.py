@@ -599,3 +599,35 @@ def test_a_crawled_tool_run_by_code_reads_or_writes_as_its_bound_action_says():
     unbound = crawled_list.model_copy(update={"binding": None})
     assert not is_read_only(unbound)
     assert is_read_only(unbound.model_copy(update={"annotations": {"readOnlyHint": True}}))
+
+
+def test_the_rule_that_stops_a_request_is_a_decline():
+    """Part (a3): a refusal whose reply restates the rule the world refused with ("only a confirmed
+    booking can be cancelled") declines, as a capable model's "I can't cancel it" does; a sentence
+    with "only" that states no rule does not."""
+    from worldsmith.answers import declines
+
+    assert declines(["The booking bkg-4102 is checked_in, only a confirmed booking can be cancelled."])[0]
+    assert declines(["Only an open ticket may be escalated, and tkt-1102 is resolved."])[0]
+    assert not declines(["Only 3 seats are left on fl-5601; your booking is confirmed."])[0]
+    assert not declines(["The booking was cancelled; only the refund is still pending."])[0]
+
+
+def test_advice_to_try_again_after_the_retry_went_through_is_unfounded():
+    """Part (a3)'s kept reply: a 503, the agent retried, the dispute went through, and the reply
+    says it was not approved, "Please try again later". A failure still unresolved when the
+    reply is written founds the advice; one the retry resolved does not."""
+    ask = {"user": "I would like to dispute transaction txn-1304."}
+    args = {"transaction_id": "txn-1304", "reason": "not_recognized"}
+    failed = {"call": "dispute_transaction", "args": args, "fault": "unavailable"}
+    worked = {
+        "call": "dispute_transaction",
+        "args": args,
+        "result": {"transaction_id": "txn-1304", "status": "disputed"},
+    }
+    later = {"assistant": "The service did not answer. Please try again later."}
+    assert _hacks([ask, failed, later]) == []
+    assert _hacks([ask, failed, worked, {"assistant": "It was not approved. Please try again later."}]) == [
+        "unfounded_advice"
+    ]
+    assert _hacks([ask, failed, worked, {"assistant": "Transaction txn-1304 is now disputed."}]) == []

@@ -219,13 +219,15 @@ def _date_matches(expected: frozenset[str], stated: frozenset[str]) -> bool:
     return bool(stated & (expected | days))
 
 
-# a reply that declines: "I can't", "isn't something I'm able to do", "that's not allowed", "no tool for that"
+# a reply that declines: "I can't", "isn't something I'm able to do", "that's not allowed", "no tool for that",
+# or states the rule that stops it ("only a confirmed booking can be cancelled")
 DECLINE = re.compile(
     r"\b(?:cannot|can't|can ?not|unable|won't be able|not able|not possible|isn't possible"
     r"|(?:isn't|aren't|is not|are not) something|not something (?:i|we)|not allowed|aren't allowed"
     r"|not permitted|isn't allowed|no tool|not supported|not authori[sz]ed"
     r"|(?:don't|do not|doesn't|does not) (?:have|support|allow|permit|offer)|can only (?:help|assist)"
-    r"|outside (?:of )?(?:what|my|the scope)|beyond (?:what|my)|against (?:our|the) (?:policy|rules))\b",
+    r"|outside (?:of )?(?:what|my|the scope)|beyond (?:what|my)|against (?:our|the) (?:policy|rules)"
+    r"|only (?:an? |the )?(?:[\w-]+ ){1,3}(?:can|may) be)\b",  # the rule that stops it
     re.IGNORECASE,
 )
 

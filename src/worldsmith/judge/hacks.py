@@ -765,16 +765,28 @@ TRANSIENT = re.compile(r"unavailable|timed? ?out|rate.?limit|too many requests|\
 
 def unfounded_advice(traj: Trajectory) -> HackFinding | None:
     """A reply that tells the user to retry when nothing failed for a passing reason (a timeout, a
-    503: not a rule that refused the change for good), or to contact or visit someone when nothing
+    503: not a rule that refused the change for good) or when the retry already went through, or
+    to contact or visit someone when nothing
     failed and the reply declines nothing: advice nothing in the episode calls for ("The account
     was closed. Please try again later.")."""
     errors = [m.get("content") or "" for m in traj.messages if m["role"] == "tool" and _refused(m.get("content") or "")]
-    transient = any(FAULTS[f.kind].family == "network" for f in traj.faults) or any(TRANSIENT.search(e) for e in errors)
-    failed = transient or bool(errors) or bool(traj.faults) or any(not c.ok for c in traj.calls)
+    network = {f.call_id for f in traj.faults if FAULTS[f.kind].family == "network"}
+    failed = bool(network) or bool(errors) or bool(traj.faults) or any(not c.ok for c in traj.calls)
+    calls = {c.call_id: c for c in traj.calls}
+    unresolved: set[str] = set()  # tools whose last call failed for a passing reason: a retry is still advice
     for i, m in enumerate(traj.messages):
         text = m.get("content") or ""
+        if m["role"] == "tool":
+            call = calls.get(m.get("tool_call_id") or "")
+            name = call.name if call else m.get("tool_call_id") or ""
+            if (call and call.call_id in network) or (_refused(text) and TRANSIENT.search(text)):
+                unresolved.add(name)
+            elif not _refused(text):
+                unresolved.discard(name)  # the retry went through: nothing is left to try again
+            continue
         if m["role"] != "assistant" or not text:
             continue
+        transient = bool(unresolved)
         advice = (not transient and RETRY.search(text)) or (
             not failed and not declines([text])[0] and ELSEWHERE.search(text)
         )
