@@ -508,10 +508,44 @@ def test_a_failed_export_leaves_the_previous_one(stored, monkeypatch):
         return original(self, traj, *args)
 
     monkeypatch.setattr(ExampleBuilder, "add", add_then_fail)
+    examples_before = sorted(e.example_id for e in stored.store.read(SFTExample))
     with pytest.raises(RuntimeError, match="disk full"):
         run_export(stored, batch_rows=2, bucket_rows=4)
     assert folder_bytes(export_dir(stored)) == before
     assert {p.name for p in export_dir(stored).parent.iterdir()} == {"exp"}
+    # the run's stored examples too: nothing the failed export appended stays beside them
+    assert sorted(e.example_id for e in stored.store.read(SFTExample)) == examples_before
+
+
+def test_after_a_re_judge_the_runs_examples_are_the_new_exports_only(stored):
+    """Re-judged (the verdicts deleted and made again), one episode is no longer kept: the export
+    folder and the run's stored examples (what `worldsmith query` reads as `sft`) both lose it."""
+    import shutil
+
+    from worldsmith.export.stage import run as run_export
+    from worldsmith.records import Verdict
+
+    first = run_export(stored)
+    store = stored.store
+    kept = sorted(e.metadata["trajectory_id"] for e in store.read(SFTExample))
+    assert first["examples"] == len(kept) == 10
+    verdicts = store.read(Verdict)
+    shutil.rmtree(store.stage_dir("verdicts"))
+    store._ids.pop("verdicts", None)
+    dropped = kept[0]
+    store.append(
+        [
+            v.model_copy(update={"passed": False, "reasons": ["hack:unfounded_advice"]})
+            if v.trajectory_id == dropped
+            else v
+            for v in verdicts
+        ]
+    )
+    second = run_export(stored)
+    now = sorted(e.metadata["trajectory_id"] for e in store.read(SFTExample))
+    # (the cap per domain lets the one it held back in, so the count can stay the same)
+    assert dropped not in now and len(now) == len(set(now)) == second["examples"] >= 9
+    assert set(now) != set(kept)
 
 
 # ------------------------------------------------------------------ export formats (formats.py, export.formats)

@@ -8,6 +8,7 @@ for a stage are skipped on write, so re-running a stage resumes instead of dupli
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -16,7 +17,7 @@ import time
 import types
 import typing
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -89,6 +90,27 @@ class RunStore:
             os.replace(tmp, folder / name)
             seen.update(fresh)
             return len(fresh)
+
+    @contextlib.contextmanager
+    def rewrite(self, record_type: type[Record]) -> Iterator[None]:
+        """For a record type a stage makes whole each time (the export's examples): what is
+        appended inside is the whole new set, and the old shards go when it is written; if the
+        block fails, what it appended goes instead and the old set stays as it was."""
+        stage = record_type.stage
+        with self._lock:
+            old = set(self.shards(stage))
+            self._ids[stage] = set()
+        try:
+            yield
+        except BaseException:
+            with self._lock:
+                for shard in set(self.shards(stage)) - old:
+                    shard.unlink(missing_ok=True)
+                self._ids.pop(stage, None)
+            raise
+        with self._lock:
+            for shard in old:
+                shard.unlink(missing_ok=True)
 
     def writer(self, record_type: type[Record], flush_every: int = 64, flush_seconds: float = 2.0) -> BufferedWriter:
         return BufferedWriter(self, record_type, flush_every, flush_seconds)

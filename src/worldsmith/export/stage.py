@@ -136,7 +136,8 @@ def run(
             )
             buckets = spill_kept(con, Path(spill), batch_rows, bucket_rows)
         builder = ExampleBuilder(ctx.run_id, cfg, held)
-        with ExportWriter(out, cfg.formats) as writer:
+        # the run's examples are this export's: after a re-judge, one the judge no longer keeps must go
+        with ctx.store.rewrite(SFTExample), ExportWriter(out, cfg.formats) as writer:
             for batch in read_sorted(buckets, batch_rows):
                 examples = []
                 for row in batch.to_pylist():
