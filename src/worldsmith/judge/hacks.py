@@ -766,9 +766,8 @@ TRANSIENT = re.compile(r"unavailable|timed? ?out|rate.?limit|too many requests|\
 def unfounded_advice(traj: Trajectory) -> HackFinding | None:
     """A reply that tells the user to retry when nothing failed for a passing reason (a timeout, a
     503: not a rule that refused the change for good) or when the retry already went through, or
-    to contact or visit someone when nothing
-    failed and the reply declines nothing: advice nothing in the episode calls for ("The account
-    was closed. Please try again later.")."""
+    to contact or visit someone when nothing failed and the reply declines nothing: advice nothing
+    in the episode calls for ("The account was closed. Please try again later.")."""
     errors = [m.get("content") or "" for m in traj.messages if m["role"] == "tool" and _refused(m.get("content") or "")]
     network = {f.call_id for f in traj.faults if FAULTS[f.kind].family == "network"}
     failed = bool(network) or bool(errors) or bool(traj.faults) or any(not c.ok for c in traj.calls)
