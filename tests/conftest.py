@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import random
 import socket
 import sys
 from pathlib import Path
@@ -10,10 +11,30 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "flows"))
 
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below the kernel's ephemeral range, not handed out before in this session. A port from the
+    ephemeral range (what binding port 0 gives) can be taken between the test's choice and the server's bind, or
+    between two servers on it, by any outgoing connection's local end (vLLM's own, an HTTP pool's): a CI run lost a
+    llama.cpp restart to "couldn't bind" that way."""
+    low = (
+        int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0]) if sys.platform == "linux" else 32768
+    )
+    rng = random.Random()
+    for _ in range(1000):
+        port = rng.randrange(max(1024, low - 12000), low)
+        if port in _handed_out:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError(f"no free port below {low}")
 
 
 @pytest.fixture(scope="session")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import time
@@ -30,6 +31,19 @@ def test_failed_start_reports_the_log(tmp_path, project_root):
         server.start()
     assert "during start-up" in str(info.value)
     assert "broken.gguf" in str(info.value)  # the log's last lines are in the error
+    assert server.state() is None
+
+
+def test_a_port_held_by_something_else_gives_a_clear_error(tmp_path, project_root):
+    """A port some other program listens on (it answers no HTTP): the error names the port and the key to change,
+    rather than the engine's own "couldn't bind" from its log, and no server is left recorded."""
+    cfg = ServerConfig(port=free_port(), startup_timeout_s=60)
+    with socket.socket() as squatter:
+        squatter.bind((cfg.host, cfg.port))
+        squatter.listen()
+        server = ModelServer(cfg, project_root, tmp_path)
+        with pytest.raises(ServerError, match=rf"{cfg.port}: the port is taken.*llm.server.port"):
+            server.start()
     assert server.state() is None
 
 

@@ -14,6 +14,7 @@ import os
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -266,6 +267,7 @@ class ModelServer:
             raise ServerError(
                 f"something already answers on {self.base}; stop it first ({worldsmith_command()} serve --stop)"
             )
+        self._wait_for_port()
         command = self.command()
         if owner_pid and self.engine == "llamacpp":
             command += ["--exit-with", str(owner_pid)]
@@ -322,6 +324,25 @@ class ModelServer:
         raise ServerError(
             f"{self.engine} server did not become healthy within {self.cfg.startup_timeout_s:.0f}s:\n{self.log_tail()}"
         )
+
+    def _wait_for_port(self, patience: float = 10.0) -> None:
+        """Raise a clear error when something that is no model server holds the port (the engine would only log
+        "couldn't bind" and exit). Waits `patience` seconds first: a connection's local end can hold a port briefly."""
+        deadline = time.monotonic() + patience
+        while True:
+            with socket.socket() as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the engines bind: TIME_WAIT is fine
+                try:
+                    probe.bind((self.cfg.host, self.cfg.port))
+                    return
+                except OSError as e:
+                    if time.monotonic() >= deadline:
+                        raise ServerError(
+                            f"cannot start the {self.engine} server on {self.cfg.host}:{self.cfg.port}: the port is "
+                            f"taken by a process that does not answer as a model server ({e.strerror}); free it or "
+                            "choose another port (llm.server.port, llm.policy.port, eval.port or `serve --port`)"
+                        ) from None
+            time.sleep(0.5)
 
     def state(self) -> dict | None:
         return json.loads(self.state_file.read_text()) if self.state_file.exists() else None
