@@ -281,6 +281,38 @@ def test_a_lookup_does_not_ask_back_what_names_the_record(seed):
     assert not any(asked.startswith(f"{f} of") for f in ("owner", "repo", "number")), d.asked
 
 
+def test_a_record_with_nothing_but_what_names_it_gives_no_lookup():
+    """A crawled settlement keyed by its order and payment: every field is one the user names it by, so a look-up
+    would ask back a value the request states ("the payment id of settlement stt-5605 (payment id pym-8004)")."""
+    settlements = CollectionSpec(
+        name="settlements",
+        entity="settlement",
+        key="settlement_id",
+        id_prefix="stt",
+        fields=[FieldSpec(name="order_id", format="code"), FieldSpec(name="payment_id", format="code")],
+    )
+    world = WORLD.model_copy(update={"collections": [settlements], "rules": []})
+    get = spec(
+        "settlement_get",
+        {"settlement_id": S, "order_id": S, "payment_id": S},
+        ["settlement_id", "order_id", "payment_id"],
+        ToolBinding(
+            world_id="wld_git",
+            collection="settlements",
+            action="get",
+            key_param="settlement_id",
+            match={"order_id": "order_id", "payment_id": "payment_id"},
+        ),
+    )
+    for seed in range(4):
+        with pytest.raises(BlueprintFailure):
+            sample_blueprint(world, [get], "single_call", seed)
+    # with a field the user does not name, the look-up asks for that one
+    settlements.fields.append(FieldSpec(name="amount", type="number", format="money"))
+    d = sample_blueprint(world, [get], "single_call", 0)
+    assert [k.split(" of ")[0] for k in d.asked] == ["amount"], d.asked
+
+
 def test_documented_example_values_seed_the_world_and_names_pick_a_kind_of_value():
     import random
 

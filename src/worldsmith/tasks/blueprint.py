@@ -389,16 +389,16 @@ def plan_call(
         named = _naming_args(b, c, record)
         who = _who(b, c, named)
         if b.action == "get":
-            # what the user does not know yet: not the fields they name the record by
-            shown = (
-                [
-                    f
-                    for f in c.fields
-                    if f.ref is None and f.format not in ("email", "phone") and f.name not in b.match.values()
-                ]
-                or [f for f in c.fields if f.name not in b.match.values()]
-                or c.fields
-            )
+            # what the user does not know yet: not the fields they name the record by. A record with nothing
+            # else (a crawled settlement keyed by its order and payment) gives no look-up: asking for a value the
+            # request states teaches nothing
+            shown = [
+                f
+                for f in c.fields
+                if f.ref is None and f.format not in ("email", "phone") and f.name not in b.match.values()
+            ] or [f for f in c.fields if f.name not in b.match.values()]
+            if not shown:
+                return None
             want = rng.sample(shown, min(len(shown), 1 + (rng.random() < 0.4)))
             d.steps.append(Step(t, {**named, **_required_ignored(t)}))
             d.facts.update({_fact_name(b, c, p): _spoken(v) for p, v in named.items()})
