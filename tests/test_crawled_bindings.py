@@ -411,3 +411,53 @@ def test_grounding_offers_a_tool_named_by_one_field_no_record_it_already_read():
     (tool,) = ground_tools(toolset, messages, {WORLD.world_id: WORLD}, done)
     titles = tool["function"]["parameters"]["properties"]["title"]["enum"]
     assert "Wrong login banner" not in titles and "Package arrived late" in titles
+
+
+def test_grounding_narrows_a_reference_that_names_the_record_and_a_filter_on_the_records_own_key():
+    """Crawled arxiv: `get_paper_latex_section(paper_id, section_id)` names a section by its paper (a reference) and
+    `search_paper_text(paper_id, query)` filters papers by their own key. Both take only keys the conversation
+    showed: SmolLM2 wrote the tool description's example id ("2401.12345") into the filter."""
+    from worldsmith.worldmodel.grounding import ground_tools
+    from worldsmith.worldmodel.toolset import ToolSet
+
+    papers = CollectionSpec(
+        name="papers", entity="paper", key="paper_id", id_prefix="ppr", fields=[FieldSpec(name="title")]
+    )
+    sections = CollectionSpec(
+        name="sections",
+        entity="section",
+        key="section_id",
+        id_prefix="sct",
+        fields=[FieldSpec(name="paper_id", format="code", ref="papers"), FieldSpec(name="heading")],
+    )
+    world = WORLD.model_copy(update={"world_id": "wld_arxiv", "collections": [papers, sections], "rules": []})
+    get_section = spec(
+        "get_paper_latex_section",
+        {"paper_id": S, "section_id": S},
+        ["paper_id", "section_id"],
+        ToolBinding(
+            world_id="wld_arxiv",
+            collection="sections",
+            action="get",
+            key_param="section_id",
+            match={"paper_id": "paper_id"},
+        ),
+    )
+    search_text = spec(
+        "search_paper_text",
+        {"paper_id": S, "query": S},
+        ["paper_id", "query"],
+        ToolBinding(
+            world_id="wld_arxiv", collection="papers", action="list", params={"paper_id": "paper_id"}, search=["query"]
+        ),
+    )
+    messages = [{"role": "user", "content": "I need the heading of section sct-3203 (paper id ppr-5503), thanks."}]
+    tools = ground_tools(ToolSet.build([get_section, search_text]), messages, {"wld_arxiv": world})
+    props = {t["function"]["name"]: t["function"]["parameters"]["properties"] for t in tools}
+    assert props["get_paper_latex_section"]["paper_id"]["enum"] == ["ppr-5503"]
+    assert props["get_paper_latex_section"]["section_id"]["enum"] == ["sct-3203"]
+    assert props["search_paper_text"]["paper_id"]["enum"] == ["ppr-5503"]
+    assert "enum" not in props["search_paper_text"]["query"]
+    # before any paper was named, neither tool can be called (its paper would be invented)
+    nothing = [{"role": "user", "content": "What papers do you have?"}]
+    assert ground_tools(ToolSet.build([get_section, search_text]), nothing, {"wld_arxiv": world}) == []

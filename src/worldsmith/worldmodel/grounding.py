@@ -126,17 +126,21 @@ def _value_params(spec: ToolSpec, world: World) -> list[str]:
 
 
 def _key_params(spec: ToolSpec, world: World) -> dict[str, str]:
-    """Parameter -> the collection whose key it takes: the key parameter, and references."""
+    """Parameter -> the collection whose key it takes: the key parameter, references (as a filter, a value or one
+    of the fields that name the record: a crawled section's `paper_id`), and a filter on the record's own key (a
+    crawled `search_paper_text(paper_id)`: SmolLM2 wrote its description's example, "2401.12345")."""
     b = spec.binding
     c = world.collection(b.collection) if b else None
     if b is None or c is None:
         return {}
     out = {b.key_param: c.name} if b.key_param else {}
     fields = {f.name: f for f in c.fields}
-    for param, fname in b.params.items():
+    for param, fname in {**b.params, **b.match}.items():
         f = fields.get(fname)
         if f is not None and f.ref is not None:
             out[param] = f.ref
+        elif fname == c.key:
+            out[param] = c.name
     return out
 
 
