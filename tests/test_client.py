@@ -396,6 +396,31 @@ def test_prose_replies_put_the_sentence_pattern_in_the_grammar_and_check_it(fake
         assert r.ok is ok, text
 
 
+def test_a_quoting_reply_pattern_reaches_the_grammar_and_is_checked():
+    """`quote` (rollouts.reply_quotes_asked): the reply branch's pattern requires one of the values, the server's
+    grammar keeps it (other patterns are dropped there), and a reply without any of them is a schema error."""
+    from worldsmith.llm.client import grammar_schema
+
+    tools = [{"type": "function", "function": {"name": "get", "parameters": {"type": "object", "properties": {}}}}]
+    schema = constrained_turn_schema(tools, require_tool=False, prose=True, quote=["Related work", "v1.2 (beta)"])
+    pattern = grammar_schema(schema)["anyOf"][0]["properties"]["content"]["pattern"]
+    assert "(Related work|v1\\.2 \\(beta\\))" in pattern and pattern.endswith("{0,130}$")
+    for text, ok in [
+        ("The section is called Related work.", True),
+        ("It runs v1.2 (beta) now.", True),
+        ("The paper is available for download at https://arxiv.org/abs/2401.12345", False),
+        ("Related work is the section.", True),  # a value with a capital letter may open the reply
+        ("atlas-falcon is the name, not Related work.", False),  # otherwise a capital letter opens it
+        ("The section is Related work" + "." * MAX_REPLY_CHARS, False),
+    ]:
+        r = LLMResult(ok=True, role="agent", model="m", endpoint="e", content=json.dumps({"content": text}))
+        parse_constrained_turn(r, schema)
+        assert r.ok is ok, text
+    # without prose replies the value is not required (the pattern lives in the prose grammar)
+    plain = constrained_turn_schema(tools, require_tool=False, prose=False, quote=["Related work"])
+    assert "pattern" not in plain["anyOf"][0]["properties"]["content"]
+
+
 def test_prefix_cache_hits_reported_by_the_server_are_counted(fake_server):
     body = completion("hi")
     body["usage"]["prompt_tokens_details"] = {"cached_tokens": 8}

@@ -5,6 +5,8 @@ written here by hand, so these tests stand apart from the inference (tests/test_
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from worldsmith.records import CollectionSpec, FieldSpec, ToolBinding, ToolSpec, World
@@ -461,3 +463,21 @@ def test_grounding_narrows_a_reference_that_names_the_record_and_a_filter_on_the
     # before any paper was named, neither tool can be called (its paper would be invented)
     nothing = [{"role": "user", "content": "What papers do you have?"}]
     assert ground_tools(ToolSet.build([get_section, search_text]), nothing, {"wld_arxiv": world}) == []
+
+
+def test_the_values_a_reply_must_say_are_the_asked_fields_of_the_last_result():
+    """grounding.asked_values: after a successful result, the values of the fields the user named (a plural too),
+    not those the user wrote, nor any after an error or before a result."""
+    from worldsmith.worldmodel.grounding import asked_values
+
+    user = {"role": "user", "content": "I need the name for section sct-3203 (paper id ppr-5503), and its page counts."}
+    section = {"section_id": "sct-3203", "paper_id": "ppr-5503", "name": "Related work", "page_count": 4, "x": "y"}
+    result = {"role": "tool", "tool_call_id": "c1", "content": json.dumps(section)}
+    assert asked_values([user, result]) == ["Related work", "4"]
+    listed = {"sections": [section, {**section, "section_id": "sct-3204", "name": "Method"}], "count": 2}
+    # ("counts" names the list's count too: one more value the reply may say)
+    assert asked_values([user, {**result, "content": json.dumps(listed)}]) == ["Related work", "Method", "4", "2"]
+    error = {**result, "content": json.dumps({"error": "not_found", "message": "no section 'sct-3203'"})}
+    assert asked_values([user, error]) == [] and asked_values([user]) == []
+    # a field the user does not name is not asked
+    assert asked_values([{**user, "content": "Show me section sct-3203 of paper ppr-5503."}, result]) == []

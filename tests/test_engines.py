@@ -144,6 +144,34 @@ def test_a_constrained_reply_keeps_to_the_prose_pattern(llamacpp_server):
         assert not r.tool_calls and re.search(PROSE_REPLY_PATTERN, r.content), r.content
 
 
+def test_a_grounded_reply_says_a_value_the_user_asked_for(llamacpp_server):
+    """`reply_quotes_asked`: the quoting pattern reaches llama.cpp's grammar and holds there: every sampled reply
+    says the station the user asked for, which the result holds, and is still a sentence."""
+    import re
+
+    from worldsmith.vocab import PROSE_REPLY_PATTERN
+    from worldsmith.worldmodel.grounding import asked_values
+
+    ask = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}
+    messages = [
+        {"role": "user", "content": "Which station measures the weather in Oslo?"},
+        {"role": "assistant", "content": None, "tool_calls": [ask]},
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"temp_c": -3, "station": "Blindern-7731"}'},
+    ]
+    quote = asked_values(messages)
+    assert quote == ["Blindern-7731"]
+    for seed in range(3):
+        r = call(
+            llamacpp_server,
+            lambda c, s=seed: c.tool_step(
+                "agent", messages, TOOLS, grammar_tools=[], seed=s, temperature=1.0, max_tokens=600, quote=quote
+            ),  # at 1.0 SmolLM2 alone says the station in 1 of 6 replies (and the grammar's bound is ~400 tokens)
+            prose_replies=True,
+        )
+        assert r.ok, f"{r.error}: {r.raw}"
+        assert not r.tool_calls and "Blindern-7731" in r.content and re.search(PROSE_REPLY_PATTERN, r.content)
+
+
 def test_tool_result_round_trip_renders(engine):
     """A full tool exchange in OpenAI format is accepted by the server's chat template, and the
     tool's result is in the prompt: the server counts exactly the tokens of the rendered text,

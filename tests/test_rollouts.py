@@ -45,6 +45,7 @@ class ScriptedClient:
         self.usage = UsageMeter()
         self.calls: Counter[str] = Counter()
         self.grammars: list = []  # the tools each agent step was allowed to call (grounded decoding)
+        self.quotes: list = []  # the values each agent step's reply had to say (rollouts.reply_quotes_asked)
 
     def metered(self, usage):
         usage.parent = self.usage
@@ -80,8 +81,9 @@ class ScriptedClient:
 
         return RoleConfig()
 
-    async def tool_step(self, role, messages, tools, require_tool=False, seed=None, grammar_tools=None):
+    async def tool_step(self, role, messages, tools, require_tool=False, seed=None, grammar_tools=None, quote=None):
         self.grammars.append(grammar_tools)
+        self.quotes.append(quote)
         reply = self._next(role, messages)
         r = LLMResult(ok=True, role=role, model="scripted", endpoint="fake", completion_tokens=10)
         if isinstance(reply, LLMResult):
@@ -547,6 +549,11 @@ def test_a_reply_before_reading_the_record_that_holds_the_answer_is_sampled_agai
     assert forced[0]["function"]["parameters"]["properties"]["flight_id"]["enum"] == [flight["flight_id"].lower()]
     replies = [m["content"] for m in t.messages if m["role"] == "assistant" and m.get("content")]
     assert replies == [answer]
+    # the reply after the flight's result had to say its destination (rollouts.reply_quotes_asked); before it, no
+    # result held a field the user named
+    assert client.quotes[3] == [flight["destination"]] and not any(client.quotes[:3])
+    t, client = play(cfg(reply_attempts=3, reply_quotes_asked=False), early, read, answer)
+    assert client.quotes[3] is None
     # off: the early reply stays
     t, _ = play(cfg(reply_attempts=3, read_before_reply=False), early, read, answer)
     assert [c.name for c in t.calls] == ["get_booking"] and early in [m.get("content") for m in t.messages]

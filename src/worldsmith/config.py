@@ -497,6 +497,10 @@ class RolloutsConfig(Strict):
     # that a result named (its key shown) but none has shown (follow a reference: the booking read, the flight's
     # destination asked), is sampled again as a call, the grammar narrowed to the get tools of that record
     read_before_reply: bool = True
+    # grounded decoding with prose replies: a text reply right after a successful result whose fields the user's
+    # messages name ("the name for section sct-3203") must say one of those fields' values there, in the grammar
+    # (grounding.asked_values): SmolLM2 answered crawled look-ups with links and numbers it made up
+    reply_quotes_asked: bool = True
     tool_sim: ToolSimConfig = ToolSimConfig()
     faults: FaultsConfig = FaultsConfig()
     real_execution: RealExecutionConfig = RealExecutionConfig()

@@ -9,6 +9,7 @@ injector draws it, the tool runner applies it and the judge's recovery check kno
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
@@ -172,6 +173,28 @@ MAX_REPLY_CHARS = 400
 # 84 with it (README). No escape can occur, so the server's grammar (raw JSON text) and the validator (the decoded
 # string) read the same characters.
 PROSE_REPLY_PATTERN = r'^[A-Z][^{}<>\[\]"\\\n\r\t]{0,' + str(MAX_REPLY_CHARS - 1) + "}$"
+PROSE_CHAR = r'[^{}<>\[\]"\\\n\r\t]'
+QUOTING_TAIL = PROSE_CHAR + "{0,130}$"  # how every quoting pattern ends: how `is_prose_pattern` knows one
+
+
+def quoting_reply_pattern(values: list[str]) -> str:
+    """The prose pattern with one of `values` (each of PROSE_CHARs, at most 60) somewhere in the reply, within
+    the same length bound: what a grounded reply that answers the user's question must say (`asked_values`). A
+    value with a capital letter may open the reply ("Related work is ...")."""
+
+    def alternatives(vs: list[str]) -> str:
+        return "|".join(re.sub(r"([.^$*+?()|/])", r"\\\1", v) for v in vs)
+
+    opening = [v for v in values if v[:1].isupper()]
+    anywhere = rf"[A-Z]{PROSE_CHAR}{{0,199}}({alternatives(values)})"
+    head = rf"({anywhere}|{alternatives(opening)})" if opening else anywhere
+    return f"^{head}{QUOTING_TAIL}"
+
+
+def is_prose_pattern(pattern: str) -> bool:
+    """Whether a JSON Schema pattern is one of the reply patterns above (kept in the server's grammar)."""
+    return pattern == PROSE_REPLY_PATTERN or (pattern.startswith("^") and pattern.endswith(QUOTING_TAIL))
+
 
 # tau2's end tokens: the user simulator's last message carries the one of its action
 STOP, TRANSFER, GIVE_UP = "###STOP###", "###TRANSFER###", "###GIVE_UP###"

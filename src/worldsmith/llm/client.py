@@ -40,7 +40,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_ran
 from worldsmith.config import EMBEDDED, POLICY_ENDPOINT, EndpointConfig, LLMConfig, RoleConfig
 from worldsmith.jsonschemas import embed_schema
 from worldsmith.records import content_id
-from worldsmith.vocab import MAX_REPLY_CHARS, PROSE_REPLY_PATTERN
+from worldsmith.vocab import MAX_REPLY_CHARS, PROSE_REPLY_PATTERN, is_prose_pattern, quoting_reply_pattern
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 POOL_CONNECTIONS = 64  # requests in flight per HTTP pool (benchmarks/README.md, "Pipeline ceiling")
@@ -438,6 +438,7 @@ class LLMClient:
         require_tool: bool = False,
         seed: int | None = None,
         grammar_tools: list[dict[str, Any]] | None = None,
+        quote: list[str] | None = None,
         **sampling: Any,
     ) -> LLMResult:
         """One assistant turn that may call tools, in the role's tool-call mode.
@@ -445,7 +446,8 @@ class LLMClient:
         `require_tool` forces a call: `tool_choice="required"` natively, or a schema with
         only the tool-call branch in constrained mode (llama.cpp ignores "required").
         `grammar_tools` (constrained mode): what the decoder may call, when narrower than the
-        `tools` the prompt shows (grounded decoding); none left: a text reply.
+        `tools` the prompt shows (grounded decoding); none left: a text reply. `quote` (constrained mode, prose
+        replies): a text reply must say one of these values (`vocab.quoting_reply_pattern`).
         """
         mode = mode or self.role(role).tool_call_mode
         if mode == "native":
@@ -469,6 +471,7 @@ class LLMClient:
             require_tool=require_tool and bool(allowed),
             max_calls=4 if rc.parallel_tool_calls else 1,
             prose=self.cfg.prose_replies(role),
+            quote=quote,
         )
         response_format = {
             "type": "json_schema",
@@ -499,8 +502,7 @@ class _Final(Exception):
 # 120 s with patterns). Length bounds stay: they cost ~6% and stop runaway strings. The
 # reply is still validated against the full schema here, so nothing violating them passes.
 GRAMMAR_DROPPED_KEYS = frozenset({"pattern", "format"})
-# ...except the prose reply's own pattern: one character class, as cheap as the length bound (README)
-GRAMMAR_KEPT_PATTERNS = frozenset({PROSE_REPLY_PATTERN})
+# ...except the prose reply patterns (vocab.is_prose_pattern): one character class, as cheap as a length bound
 
 
 def grammar_schema(schema: Any) -> Any:
@@ -513,7 +515,7 @@ def grammar_schema(schema: Any) -> Any:
                 else {n: grammar_schema(s) for n, s in v.items()}
             )
             for k, v in schema.items()
-            if (k not in GRAMMAR_DROPPED_KEYS or (k == "pattern" and v in GRAMMAR_KEPT_PATTERNS))
+            if (k not in GRAMMAR_DROPPED_KEYS or (k == "pattern" and isinstance(v, str) and is_prose_pattern(v)))
             and not (k == "enum" and v == [])  # llama.cpp refuses an empty enum (seen in a crawled tool)
         }
     if isinstance(schema, list):
@@ -593,11 +595,18 @@ PROSE_REPLY_SCHEMA = {**REPLY_SCHEMA, "properties": {"content": {"type": "string
 
 
 def constrained_turn_schema(
-    tools: list[dict[str, Any]], *, require_tool: bool, max_calls: int = 4, prose: bool = False
+    tools: list[dict[str, Any]],
+    *,
+    require_tool: bool,
+    max_calls: int = 4,
+    prose: bool = False,
+    quote: list[str] | None = None,
 ) -> dict[str, Any]:
-    """JSON Schema of one assistant turn: a text reply (with `prose`, one the grammar keeps to sentence characters),
-    or calls to the given tools."""
+    """JSON Schema of one assistant turn: a text reply (with `prose`, one the grammar keeps to sentence characters;
+    with `quote` too, one that says one of those values), or calls to the given tools."""
     reply = PROSE_REPLY_SCHEMA if prose else REPLY_SCHEMA
+    if prose and quote:
+        reply = {**REPLY_SCHEMA, "properties": {"content": {"type": "string", "pattern": quoting_reply_pattern(quote)}}}
     if not tools:
         return reply
     calls = []

@@ -30,7 +30,7 @@ from worldsmith.rollouts.user import UserSimulator
 from worldsmith.rubric import goal_met
 from worldsmith.vocab import END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS, READ_ACTIONS
 from worldsmith.worldmodel.faults import FaultInjector
-from worldsmith.worldmodel.grounding import ground_tools, unread_reads
+from worldsmith.worldmodel.grounding import asked_values, ground_tools, unread_reads
 from worldsmith.worldmodel.runner import CallOutcome, SimulatorFailure, ToolRunner, is_read_only
 from worldsmith.worldmodel.state import World
 from worldsmith.worldmodel.toolset import ToolSet
@@ -209,6 +209,7 @@ class EpisodeRun:
         acted_on = self.keys_acted_on()
         grammar = ground_tools(ep.toolset, self.messages, self.worlds, acted_on) if self.grounded else None
         prose: LLMResult | None = None  # a prose reply that ignored the result: kept if no later sample is prose
+        quote = asked_values(self.messages) if self.grounded and cfg.reply_quotes_asked else None
         for attempt in range(cfg.reply_attempts):
             r = await self.client.tool_step(
                 "agent",
@@ -217,6 +218,7 @@ class EpisodeRun:
                 require_tool=force,
                 seed=ep.seed + self.steps + 1_000_003 * attempt,
                 grammar_tools=grammar,
+                quote=quote,
             )
             unusable = not r.ok and r.error_kind in ("parse", "schema")  # a runaway cut at max_tokens
             # a read made again with the same arguments after it succeeded learns nothing: SmolLM2, sampled again

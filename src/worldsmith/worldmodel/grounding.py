@@ -251,3 +251,41 @@ def unread_reads(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[
         if asked:
             out.append(name)
     return out
+
+
+# a value the reply grammar may require: one the prose pattern's characters can write, and short
+_QUOTABLE = re.compile(r"[^{}<>\[\]\"\\\n\r\t]{1,60}")
+
+
+def _field_values(doc: Any, out: dict[str, list[str]]) -> None:
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if isinstance(v, str | int | float) and not isinstance(v, bool):
+                out.setdefault(k, []).append(str(v).strip())
+            else:
+                _field_values(v, out)
+    elif isinstance(doc, list):
+        for x in doc:
+            _field_values(x, out)
+
+
+def asked_values(messages: list[dict[str, Any]]) -> list[str]:
+    """Right after a tool result that succeeded: the values, in that result, of the fields the user's messages
+    name ("the name for section sct-3203" -> the result's `name`), less those the user wrote themselves (the key
+    they gave). What a reply that answers must quote; under grounding the reply's grammar requires one of them
+    (`rollouts.reply_quotes_asked`): SmolLM2 answered crawled look-ups with links and numbers it made up. Empty when
+    the last message is no successful result or the user names none of its fields."""
+    if not messages or (doc := tool_result(messages[-1])) is None:
+        return []
+    said = " ".join(_text(m.get("content")) for m in messages if m["role"] == "user").lower()
+    by_field: dict[str, list[str]] = {}
+    _field_values(doc, by_field)
+    out = []
+    for fname, values in by_field.items():
+        phrase = re.sub(r"[_-]+", " ", fname).strip().lower()
+        if not phrase or not re.search(rf"(?<![\w-]){re.escape(phrase)}(?:s|es)?(?![\w-])", said):
+            continue
+        out += [
+            v for v in values if _QUOTABLE.fullmatch(v) and (len(v) >= 2 or v.isdigit()) and not _says(said, v.lower())
+        ]
+    return list(dict.fromkeys(out))
