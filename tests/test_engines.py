@@ -160,7 +160,7 @@ def test_a_grounded_reply_says_a_value_the_user_asked_for(llamacpp_server):
     ]
     quote = asked_values(messages)
     assert quote == ["Blindern-7731"]
-    for seed in range(3):
+    for seed in range(2):
         r = call(
             llamacpp_server,
             lambda c, s=seed: c.tool_step(
