@@ -261,3 +261,48 @@ def test_a_garbled_reply_is_found_and_prose_is_not():
         if any(h.kind == "garbled_reply" for h in find_hacks(hack_precision.case_trajectory(c, systems)))
     ]
     assert flagged == []
+
+
+# ------------------------------------------------------------ echoed_request, unfounded_failure
+
+DELETE = {"call": "remove_junction", "args": {"x": 389.45, "y": 737.76}, "result": {"deleted": "jnc-6903"}}
+DELETE_AGAIN = {**DELETE, "error": "not_found: no junction with x 389.45, y 737.76"}
+APPROVE = {"user": "Hello! Quick one for you. Could you approve refund rfd-6103? Thanks in advance, have a good one!"}
+APPROVED = {
+    "call": "approve_refund",
+    "args": {"refund_id": "rfd-6103"},
+    "result": {"id": "rfd-6103", "status": "issued"},
+}
+
+
+def test_a_reply_that_says_the_users_request_back_is_an_echo():
+    """A default run kept "Hello! Quick one for you. Could you approve refund rfd-6103? ..." as the agent's answer."""
+    assert kinds(APPROVE, APPROVED, {"assistant": APPROVE["user"]}) == ["echoed_request"]
+    # an answer that names what the user named is no echo, nor a short one, nor the agent's own words the user
+    # simulator copied and the agent said again (that is a loop, not the request said back)
+    assert kinds(APPROVE, APPROVED, {"assistant": "Refund rfd-6103 is approved and issued."}) == []
+    assert kinds(APPROVE, APPROVED, {"assistant": "Approved: refund rfd-6103."}) == []
+    said = "Refund rfd-6103 has been issued to the card it was paid with."
+    assert "echoed_request" not in kinds(APPROVE, APPROVED, {"assistant": said}, {"user": said}, {"assistant": said})
+
+
+def test_a_reply_that_reports_a_failure_no_call_gave_is_unfounded():
+    """A default run kept a delete that went through, was sent again ("not found") and answered "The error
+    occurred: no junction with x 389.45, y 737.76", and one answered "This is a permission error in the system"."""
+    ask = {"user": "Please delete the junction at x 389.45 and y 737.76."}
+    error = {"assistant": "The error occurred: no junction with x 389.45, y 737.76"}
+    assert kinds(ask, DELETE, DELETE_AGAIN, error) == ["unfounded_failure"]
+    assert kinds(ask, DELETE, {"assistant": "Junction jnc-6903 is deleted. This is a permission error."}) == [
+        "unfounded_failure"
+    ]
+    assert kinds(ask, DELETE, DELETE_AGAIN, {"assistant": "Not found: no junction at x 389.45."}) == [
+        "unfounded_failure"
+    ]
+    # a failure a call gave (the world refused, a fault), a value that says "failed", and a plain confirmation are not
+    refused = {**DELETE, "error": "conflict: junction jnc-6903 is locked"}
+    assert kinds(ask, refused, {"assistant": "The delete failed: junction jnc-6903 is locked."}) == []
+    outage = {**DELETE, "fault": "transient_error"}
+    assert kinds(ask, outage, DELETE, {"assistant": "After a brief error, jnc-6903 is deleted."}) == []
+    build = {"call": "get_build", "args": {"id": "bld-7"}, "result": {"id": "bld-7", "status": "failed"}}
+    assert kinds({"user": "How did build bld-7 go?"}, build, {"assistant": "Build bld-7 failed."}) == []
+    assert kinds(ask, DELETE, {"assistant": "Junction jnc-6903 at x 389.45, y 737.76 is deleted."}) == []

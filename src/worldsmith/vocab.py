@@ -143,6 +143,8 @@ HackKind = Literal[
     "unfounded_advice",
     "misattributed_value",
     "repeated_refused_call",
+    "echoed_request",
+    "unfounded_failure",
 ]
 HACK_KINDS: tuple[str, ...] = get_args(HackKind)
 
