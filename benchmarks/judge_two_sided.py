@@ -7,6 +7,7 @@ against the base rate (the share of bad episodes in the part).
 Parts: `a` the default policy's (SmolLM2-135M) episodes of a `make synth` run, labelled by hand;
 `a2` its episodes of a test_synth run at 19aca93 (prose replies), labelled by hand before this judge ran;
 `a3` its 105 episodes of a default `make synth` run at 5da28f3 (seed 1234), labelled by hand;
+`a4` the 17 episodes the judge of b6dc17f kept in a default run at that commit (M4), labelled by reading;
 `b` / `c` good and bad episodes of the kinds a capable model writes, the judge's dev set;
 `b-heldout` / `c-heldout` and `-heldout2` the same kinds written after the judge's fixes, by someone who
 did not read the judge, each scored blind once (the first set then served as dev, see
@@ -128,6 +129,7 @@ SOURCES = {
     "default policy (a)": ("a",),
     "default policy, prose replies (a2)": ("a2",),
     "default policy, a default run (a3)": ("a3",),
+    "default policy, kept by a run's judge (a4)": ("a4",),
     "capable, dev (b + c)": ("b", "c"),
     "capable, held-out": ("b-heldout", "c-heldout"),
     "capable, held-out 2": ("b-heldout2", "c-heldout2"),
@@ -137,6 +139,7 @@ SHORT = {
     "default policy (a)": "default (a)",
     "default policy, prose replies (a2)": "default,\nprose (a2)",
     "default policy, a default run (a3)": "default,\nrun (a3)",
+    "default policy, kept by a run's judge (a4)": "default,\nkept (a4)",
     "capable, dev (b + c)": "dev",
     "capable, held-out": "held-out",
     "capable, held-out 2": "held-out 2",
