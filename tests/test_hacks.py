@@ -154,6 +154,11 @@ def test_a_value_given_as_another_field_of_its_record_is_misattributed():
     # right attributions, a field named before its record's id ("status of"), and a longer value are not
     assert quote(patient, "Her email is m142@gmail.com and her phone number is +1-526-095-6506.") == []
     assert quote(patient, "The full name of pat-4603 is Sarah Ali.") == []
+    # the record named between the field and its value (a default run kept "The placed on of order ord-4704 is
+    # cancelled": the order's status)
+    order = {"order_id": "o-1001", "placed_on": "2026-02-18", "status": "cancelled"}
+    assert quote(order, "The placed on of order o-1001 is cancelled.") == ["misattributed_value"]
+    assert quote(order, "The status of order o-1001 is cancelled; it was placed on 2026-02-18.") == []
     same = {"order_id": "o-1001", "status": "pending", "note": "pending"}
     assert quote(same, "The status is pending.") == []  # two fields that hold the same value
 

@@ -44,14 +44,12 @@ KNOWN_KEPT_BAD = {
     "a3-trj_c2e7a909164baf1f": "invented",  # "the refund is available for all gold passengers ... 148.12 gold"
     "a3-trj_c6f4d5c724bb2e44": "not_prose",  # "Cancel booking bkg-5204": the request echoed, no confirmation
     "a3-trj_c7e4c9acf7f8b66c": "invented",  # "a blockchain-based cryptocurrency platform"
-    # part a4 (what a default run's judge kept at b6dc17f): flourishes, a field given another's value, a refusal
-    # tried three times
+    # part a4 (what a default run's judge kept at b6dc17f): flourishes, a refusal tried three times
     "a4-trj_49450c86c95e1505": "invented",  # "cancelled due to an issue with the payment process"
     "a4-trj_51cd2c1948d62e0f": "repeated_failing_call",  # recorded as repeated_refused_call, not rejected
     "a4-trj_7a6a18236734db6c": "invented",  # "the jnc-7301 to jnc-7302 circuit"
     "a4-trj_b8b0871967549c9e": "invented",  # "New Samuelstad, Sweden"
     "a4-trj_d45115caaf229399": "invented",  # "from the list of jnc-6903 files"
-    "a4-trj_e383db73c69e0a8b": "invented",  # "The placed on of order ord-4704 is cancelled" (its status)
     "a4-trj_ea524d0226e33786": "invented",  # "a registered nurse ... dietician"
 }
 

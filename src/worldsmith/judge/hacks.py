@@ -839,7 +839,9 @@ def misattributed_value(traj: Trajectory) -> HackFinding | None:
                 label = r"[\s_-]+".join(map(re.escape, field.lower().split("_")))
                 # "email address is", "ids:", or a quoted value right after the name ("with fullname 'x'")
                 quote = "['\"‘“]"
-                named = rf"\b{label}(?P<plural>s)?(?:\s+(?:address|number|value))?\b\s*"
+                # ... or with its record named between ("the placed on of order ord-4704 is")
+                of_record = r"(?:\s+of\s+(?:the\s+)?(?:[a-z]+\s+)?[\w-]*\d[\w-]*)?"
+                named = rf"\b{label}(?P<plural>s)?(?:\s+(?:address|number|value))?\b{of_record}\s*"
                 said = rf"{named}(?:(?:is|was|:|=)\s*{quote}?|{quote})"
                 for found in re.finditer(said, text, re.IGNORECASE):
                     after = text[found.end() :]
