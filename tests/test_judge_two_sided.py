@@ -631,3 +631,19 @@ def test_advice_to_try_again_after_the_retry_went_through_is_unfounded():
         "unfounded_advice"
     ]
     assert _hacks([ask, failed, worked, {"assistant": "Transaction txn-1304 is now disputed."}]) == []
+
+
+def test_a_reply_that_counts_is_not_prose():
+    """Run M5 kept "The routing ids are: 1, 2, 3, 4, 5, 6, 7, ..., 51, rtn-5201": SmolLM2 counted until the quoting
+    grammar required the asked id. Six whole numbers in a row, each one more, is counting; a short run, seat
+    numbers, ids with a prefix or prices are not."""
+    from worldsmith.prose import garbled_text
+
+    assert garbled_text("The routing ids are: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, rtn-5201")
+    for fine in (
+        "Steps 1, 2 and 3 are done.",
+        "Seats 12, 13, 14, 15, 16 are free.",
+        "Orders ord-1001, ord-1002, ord-1003, ord-1004, ord-1005 and ord-1006 are pending.",
+        "The fares are 1.5, 2.5, 3.5, 4.5, 5.5 and 6.5 dollars.",
+    ):
+        assert not garbled_text(fine), fine

@@ -71,6 +71,20 @@ SCHEMA_DUMP = re.compile(
 STUTTER = re.compile(r"([A-Za-z][^\s]{2,}?)\1{3,}")
 
 
+def _counts(text: str) -> bool:
+    """Whether a reply counts: six or more whole numbers in a row, only commas between them, each one more than
+    the last ("The routing ids are: 1, 2, 3, 4, 5, 6, ..."): what SmolLM2 wrote before the value a quoting grammar
+    required. Numbers with words between ("day 1, item-2 ... day 2") are a list, not counting."""
+    for run in re.finditer(r"(?<![\w.-])\d{1,4}(?:\s*,\s*\d{1,4}(?![\w.-]|\.\d)){5,}", text):
+        numbers = [int(n) for n in re.findall(r"\d+", run[0])]
+        streak = 1
+        for a, b in zip(numbers, numbers[1:], strict=False):
+            streak = streak + 1 if b == a + 1 else 1
+            if streak >= 6:
+                return True
+    return False
+
+
 def one_word(text: str) -> bool:
     """Whether a reply to the user is a single word ("blocked", "success", "lumen-cobalt-archived"): it
     says neither what happened nor what was found. No good reply of the judge's labelled sets is one
@@ -90,7 +104,7 @@ def garbled_text(text: str, cap: int | None = None) -> bool:
         return True
     if _loops(stripped) or (cap is not None and len(stripped) >= cap):
         return True
-    if STUTTER.search(stripped):  # a loop inside one token: "json.data.json.data.json.data.json.data"
+    if STUTTER.search(stripped) or _counts(stripped):  # a loop inside one token ("json.data.json.data..."), counting
         return True
     if " " not in stripped and re.search(r"[a-z]\.[a-z]{2,4}$", stripped, re.IGNORECASE):
         return True  # a file name or a host instead of a sentence ("cobalt-alpha-closed.json")
