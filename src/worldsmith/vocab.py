@@ -174,8 +174,8 @@ MAX_REPLY_CHARS = 400
 # after a two-call chain, 14 of 84 samples were prose without it ("[<tool_response>]", "{{code}}", "[{ ") and 41 of
 # 84 with it (README). No escape can occur, so the server's grammar (raw JSON text) and the validator (the decoded
 # string) read the same characters.
-PROSE_REPLY_PATTERN = r'^[A-Z][^{}<>\[\]"\\\n\r\t]{0,' + str(MAX_REPLY_CHARS - 1) + "}$"
 PROSE_CHAR = r'[^{}<>\[\]"\\\n\r\t]'
+PROSE_REPLY_PATTERN = "^[A-Z]" + PROSE_CHAR + "{0," + str(MAX_REPLY_CHARS - 1) + "}$"
 QUOTING_TAIL = PROSE_CHAR + "{0,130}$"  # how every quoting pattern ends: how `is_prose_pattern` knows one
 
 

@@ -590,8 +590,15 @@ REPLY_SCHEMA = {
     "required": ["content"],
     "additionalProperties": False,
 }
+
+
 # the same turn with `prose_replies`: the pattern bounds the length too (llama.cpp reads a pattern, not maxLength)
-PROSE_REPLY_SCHEMA = {**REPLY_SCHEMA, "properties": {"content": {"type": "string", "pattern": PROSE_REPLY_PATTERN}}}
+def prose_reply_schema(pattern: str) -> dict[str, Any]:
+    """REPLY_SCHEMA with its text kept to `pattern` (a prose pattern of vocab; it bounds the length too)."""
+    return {**REPLY_SCHEMA, "properties": {"content": {"type": "string", "pattern": pattern}}}
+
+
+PROSE_REPLY_SCHEMA = prose_reply_schema(PROSE_REPLY_PATTERN)
 
 
 def constrained_turn_schema(
@@ -606,7 +613,7 @@ def constrained_turn_schema(
     with `quote` too, one that says one of those values), or calls to the given tools."""
     reply = PROSE_REPLY_SCHEMA if prose else REPLY_SCHEMA
     if prose and quote:
-        reply = {**REPLY_SCHEMA, "properties": {"content": {"type": "string", "pattern": quoting_reply_pattern(quote)}}}
+        reply = prose_reply_schema(quoting_reply_pattern(quote))
     if not tools:
         return reply
     calls = []

@@ -17,6 +17,7 @@ from typing import Any
 
 from worldsmith.prose import tool_result
 from worldsmith.records import ToolSpec, World
+from worldsmith.vocab import PROSE_CHAR
 from worldsmith.worldmodel.toolset import ToolSet
 
 
@@ -212,8 +213,9 @@ def _field_names(doc: Any) -> set[str]:
     return set()
 
 
-def _says(text: str, phrase: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text) is not None
+def _says(text: str, phrase: str, plural: bool = False) -> bool:
+    """Whether `text` says `phrase` as words of their own (with `plural`, also with an "s" or "es")."""
+    return re.search(rf"(?<![\w-]){re.escape(phrase)}{'(?:s|es)?' if plural else ''}(?![\w-])", text) is not None
 
 
 def unread_reads(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World]) -> list[str]:
@@ -254,7 +256,7 @@ def unread_reads(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[
 
 
 # a value the reply grammar may require: one the prose pattern's characters can write, and short
-_QUOTABLE = re.compile(r"[^{}<>\[\]\"\\\n\r\t]{1,60}")
+_QUOTABLE = re.compile(PROSE_CHAR + "{1,60}")
 
 
 def _field_values(doc: Any, out: dict[str, list[str]]) -> None:
@@ -283,7 +285,7 @@ def asked_values(messages: list[dict[str, Any]]) -> list[str]:
     out = []
     for fname, values in by_field.items():
         phrase = re.sub(r"[_-]+", " ", fname).strip().lower()
-        if not phrase or not re.search(rf"(?<![\w-]){re.escape(phrase)}(?:s|es)?(?![\w-])", said):
+        if not phrase or not _says(said, phrase, plural=True):
             continue
         out += [
             v for v in values if _QUOTABLE.fullmatch(v) and (len(v) >= 2 or v.isdigit()) and not _says(said, v.lower())
