@@ -534,6 +534,45 @@ def test_seed_state_makes_a_unique_field_with_few_values_unique():
     assert all(re.fullmatch(r"nt-\d{4}", r["note_id"]) for r in rows)
 
 
+def test_seeded_values_read_like_what_the_record_is():
+    """A crawled world's fields are filled by what their record is and what their name says: a paper's
+    section is named like a section, an abstract is about research, a price's close is a number, a
+    username a handle, a revision a short hash; not a word pair ("atlas-falcon") or a support-ticket
+    phrase ("Double charge on the card")."""
+
+    def coll(name: str, entity: str, *fields: FieldSpec) -> CollectionSpec:
+        return CollectionSpec(name=name, entity=entity, key=f"{entity}_id", id_prefix=name[:3], fields=list(fields))
+
+    w = World(
+        world_id="wld_papers",
+        domain_id="dom_papers",
+        domain="papers",
+        category="research",
+        collections=[
+            coll("sections", "section", FieldSpec(name="name", format="label")),
+            coll("papers", "paper", FieldSpec(name="abstract", format="sentence")),
+            coll("prices", "price", FieldSpec(name="close", format="text")),
+            coll("users", "twitter user", FieldSpec(name="username", format="person_name")),
+            coll("commits", "commit", FieldSpec(name="revision", format="text")),
+            coll("shipments", "shipment", FieldSpec(name="name", format="label")),
+        ],
+        today=TODAY,
+        source="crawled",
+    )
+    for seed in range(5):
+        state = seed_state(w, seed)
+        sections = {"Introduction", "Related work", "Methods", "Results", "Discussion", "Conclusion"}
+        assert {r["name"] for r in state["sections"]} <= sections
+        assert all(
+            r["abstract"].endswith(".") and "charge" not in r["abstract"] and "damaged" not in r["abstract"]
+            for r in state["papers"]
+        )
+        assert all(re.fullmatch(r"\d+\.\d\d", r["close"]) for r in state["prices"])
+        assert all(re.fullmatch(r"[a-z0-9_.]+", r["username"]) for r in state["users"])
+        assert all(re.fullmatch(r"[0-9a-f]{7}", r["revision"]) for r in state["commits"])
+        assert all(re.fullmatch(r"[A-Z][a-z]+ shipment", r["name"]) for r in state["shipments"])
+
+
 def test_seed_state_shows_every_enum_value_when_records_allow(world):
     """With at least as many records as enum values, every value appears (a refusal task needs a final state)."""
     for seed in range(10):

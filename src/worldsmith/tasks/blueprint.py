@@ -90,7 +90,7 @@ def _fresh(world: World, c: CollectionSpec, f: FieldSpec, state: dict[str, Any],
     fake.seed_instance(seed)
     used = {r.get(f.name) for r in state.get(c.name, [])}
     for _ in range(8):
-        value = _value(f, fake, rng, dt.date.fromisoformat(world.today), keys, rng.randint(100, 999))
+        value = _value(f, fake, rng, dt.date.fromisoformat(world.today), keys, rng.randint(100, 999), c.entity)
         if value not in used:
             return value
     if f.ref is not None or f.enum or f.type == "boolean":

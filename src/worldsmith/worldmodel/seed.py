@@ -131,6 +131,9 @@ NAMED_VALUES: dict[str, tuple[str, ...]] = {
     "project": ("apollo", "atlas", "mercury", "zephyr"),
     "team": ("platform", "payments", "growth", "data"),
     "model": ("gpt-4o-mini", "llama-3-8b", "mistral-7b"),
+    "status": ("active", "pending", "completed", "failed"),
+    "state": ("running", "success", "failed", "queued"),
+    "timezone": ("Europe/Berlin", "America/New_York", "Asia/Tokyo", "UTC"),
 }
 
 # another word for the same thing: its list is that word's
@@ -143,7 +146,95 @@ NAMED_SYNONYMS = {
     "directory": "folder",
     "hostname": "host",
     "env": "environment",
+    "context": "cluster",
 }
+
+
+# What a record's name or title is, by what the record is (its collection's entity, read from its last
+# word): a crawled paper's section is "Related work", a Grafana dashboard "Checkout funnel", not "atlas-falcon"
+ENTITY_NAMES: dict[str, tuple[str, ...]] = {
+    "section": ("Introduction", "Related work", "Methods", "Results", "Discussion", "Conclusion"),
+    "paper": (
+        "Sparse attention for long documents",
+        "Retrieval-augmented generation for legal text",
+        "Few-shot protein structure prediction",
+        "Measuring bias in multilingual language models",
+    ),
+    "article": (
+        "How we cut our cloud bill in half",
+        "A field guide to database indexes",
+        "Lessons from a year of on-call",
+        "Why our builds got faster",
+    ),
+    "dataset": ("customer-churn", "sales-2025", "sensor-readings", "support-tickets"),
+    "dashboard": ("API latency", "Checkout funnel", "Node health", "Error budget"),
+    "panel": ("Requests per second", "p95 latency", "CPU usage", "Error rate"),
+    "alert": ("High error rate", "Disk almost full", "Pod restarts", "Slow queries"),
+    "dag": ("daily_sales_etl", "hourly_events_sync", "weekly_report", "ml_feature_refresh"),
+    "task": ("extract_orders", "load_warehouse", "send_report", "train_model"),
+    "document": ("Q3 summary", "Meeting notes", "Release plan", "Budget 2026"),
+    "slide": ("Agenda", "Roadmap", "Q3 results", "Next steps"),
+    "presentation": ("Quarterly review", "Product roadmap", "Team offsite"),
+    "note": ("Grocery list", "Project ideas", "Meeting notes", "Travel plans"),
+    "feed": ("Hacker News", "BBC World", "The Verge", "Ars Technica"),
+    "collection": ("support-docs", "product-faq", "research-notes", "release-notes"),
+    "index": ("logs-2026.03", "products", "customers", "audit-events"),
+    "drug": ("ibuprofen", "amoxicillin", "metformin", "atorvastatin"),
+    "indicator": ("Life expectancy at birth", "Infant mortality rate", "Health expenditure per capita"),
+    "game": ("Catan", "Carcassonne", "Ticket to Ride", "Azul"),
+    "symbol": ("Resistor", "Capacitor", "LED", "Op-amp"),
+    "footprint": ("R_0603", "C_0805", "SOT-23", "SOIC-8"),
+    "net": ("GND", "VCC", "SDA", "SCL"),
+    "product": ("wireless kettle", "steel water bottle", "bamboo desk lamp", "quiet keyboard"),
+}
+ENTITY_SYNONYMS = {"doc": "document", "file": "document", "memory": "note", "publication": "paper", "post": "article"}
+
+# A sentence field's topic, by the words of the record's entity and the field's name; the first topic that
+# shares a word wins, and a record no topic fits gets a plain description of itself
+TOPICS: tuple[tuple[frozenset[str], tuple[str, ...]], ...] = (
+    (
+        frozenset({"abstract", "paper", "publication", "citation", "scholar", "europepmc", "arxiv", "study"}),
+        (
+            "We study sparse attention for long documents and halve the memory it needs.",
+            "A benchmark of retrieval-augmented generation on legal questions.",
+            "Protein structures predicted from few labelled examples.",
+            "We measure gender bias in multilingual language models.",
+        ),
+    ),
+    (
+        frozenset({"news", "headline", "tweet", "feed", "story", "hashtag"}),
+        (
+            "Markets rally after the rate decision",
+            "New battery plant opens in Nevada",
+            "Chipmaker beats quarterly estimates",
+            "City council approves the transit plan",
+        ),
+    ),
+    (
+        frozenset({"ticket", "order", "refund", "return", "complaint", "chargeback", "reason", "case", "dispute"}),
+        PHRASES,
+    ),
+    (
+        frozenset({"commit", "pull", "issue", "bug", "build", "dag", "job", "pipeline", "repo", "code", "function"}),
+        (
+            "Fix the login timeout on mobile",
+            "Add retries to the export job",
+            "Upgrade the database driver",
+            "Speed up the nightly build",
+        ),
+    ),
+)
+
+# string fields whose values are numbers or handles, by the last word of their name
+NUMERIC_WORDS = {"open", "close", "high", "low", "price", "volume", "amount", "total", "income", "score", "rating"}
+HANDLE_WORDS = {"username", "login", "handle", "screen_name"}
+HEX_WORDS = {"revision", "sha", "commit", "hash"}
+
+
+def entity_word(entity: str) -> str:
+    """The word that says what a record is: the last word of its entity ("pyroscope label" -> "label")."""
+    word = entity.lower().replace("_", " ").split()[-1] if entity.strip() else ""
+    return ENTITY_SYNONYMS.get(word, word)
 
 
 def _named(word: str) -> tuple[str, ...] | None:
@@ -184,8 +275,24 @@ def next_key(c: CollectionSpec, records: list[dict[str, Any]]) -> str:
     return f"{c.id_prefix}-{max(numbers, default=1000) + 1}"
 
 
+def _sentence(entity: str, field: str, rng: random.Random) -> str:
+    words = {*entity.lower().replace("_", " ").split(), *field.lower().split("_")}
+    for topic, sentences in TOPICS:
+        if words & topic:
+            return rng.choice(sentences)
+    if field in ("description", "summary", "note", "comment"):  # a plain description of the record itself
+        return f"The {rng.choice(NAMED_VALUES['team'])} team's {entity.replace('_', ' ') or 'record'}"
+    return rng.choice(PHRASES)
+
+
 def _value(
-    f: FieldSpec, fake: Faker, rng: random.Random, today: dt.date, keys: dict[str, list[str]], index: int
+    f: FieldSpec,
+    fake: Faker,
+    rng: random.Random,
+    today: dt.date,
+    keys: dict[str, list[str]],
+    index: int,
+    entity: str = "",
 ) -> Any:
     if f.ref is not None:
         return rng.choice(keys[f.ref])
@@ -194,6 +301,20 @@ def _value(
     if f.examples and f.type == "string":
         return rng.choice(f.examples)
     fmt = f.format
+    last = f.name.lower().rsplit("_", 1)[-1]
+    if f.type == "string" and not f.enum:
+        if f.name in ("name", "title") and (names := ENTITY_NAMES.get(entity_word(entity))):
+            return rng.choice(names)
+        if f.name == "name" and fmt == "label" and entity_word(entity):  # "Maple shipment", not "maple-juniper"
+            return f"{rng.choice(LABELS).capitalize()} {entity_word(entity)}"
+        if last in NUMERIC_WORDS or f.name.lower() in NUMERIC_WORDS:
+            return f"{rng.uniform(5, 900):.2f}"
+        if f.name.lower() in HANDLE_WORDS or last in HANDLE_WORDS:
+            return f"{fake.user_name()}{index}"
+        if last in HEX_WORDS:
+            return "".join(rng.choice("0123456789abcdef") for _ in range(7))
+        if fmt == "sentence":
+            return _sentence(entity, f.name, rng)
     if f.type == "string" and fmt in ("text", "code", "label") and (v := named_value(f, rng)) is not None:
         return v
     if f.type == "integer" or fmt == "quantity":
@@ -258,7 +379,7 @@ def seed_state(world: World, seed: int, records: tuple[int, int] = (3, 5)) -> di
         for i in range(n):
             row: dict[str, Any] = {c.key: f"{c.id_prefix}-{start + i + 1}"}
             for f in c.fields:
-                value = enums[f.name][i] if f.enum else _value(f, fake, rng, today, keys, i)
+                value = enums[f.name][i] if f.enum else _value(f, fake, rng, today, keys, i, c.entity)
                 base, n = value, 2
                 while f.unique and value in seen[f.name]:
                     value, n = variant(base, n), n + 1
