@@ -38,7 +38,13 @@ DOMAINS_SCHEMA = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "name": {"type": "string", "minLength": 3, "maxLength": 60},
+                    # words, not markup or ids (a 135M model once named a domain "<carlos-marino-carlos-12345678")
+                    "name": {
+                        "type": "string",
+                        "minLength": 3,
+                        "maxLength": 60,
+                        "pattern": "^[A-Za-z][A-Za-z&' -]{2,59}$",
+                    },
                     "description": {"type": "string", "minLength": 10, "maxLength": 300},
                     "entities": {
                         "type": "array",
