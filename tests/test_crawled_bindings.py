@@ -481,3 +481,37 @@ def test_the_values_a_reply_must_say_are_the_asked_fields_of_the_last_result():
     assert asked_values([user, error]) == [] and asked_values([user]) == []
     # a field the user does not name is not asked
     assert asked_values([{**user, "content": "Show me section sct-3203 of paper ppr-5503."}, result]) == []
+
+
+def test_the_tools_offered_after_a_user_message_are_those_whose_record_it_names():
+    """grounding.named_tools: after a user message, the tools whose collection the message names (a plural
+    too); none named, or not the user's turn: None (every tool stays). SmolLM2, asked for a crawled server's
+    projects, called its get_symbols."""
+    from worldsmith.worldmodel.grounding import named_tools
+    from worldsmith.worldmodel.toolset import ToolSet
+
+    projects = CollectionSpec(
+        name="projects", entity="project", key="project_id", id_prefix="prj", fields=[FieldSpec(name="path")]
+    )
+    symbols = CollectionSpec(
+        name="symbols", entity="symbol", key="symbol_id", id_prefix="sym", fields=[FieldSpec(name="kind")]
+    )
+    world = WORLD.model_copy(update={"world_id": "wld_ts", "collections": [projects, symbols], "rules": []})
+    list_projects = spec(
+        "list_projects_tool", {}, [], ToolBinding(world_id="wld_ts", collection="projects", action="list")
+    )
+    get_symbols = spec(
+        "get_symbols",
+        {"kind": S},
+        ["kind"],
+        ToolBinding(world_id="wld_ts", collection="symbols", action="list", params={"kind": "kind"}),
+    )
+    toolset = ToolSet.build([list_projects, get_symbols])
+    worlds = {"wld_ts": world}
+    asked = {"role": "user", "content": "Hi! Could you find the projects and tell me their project ids?"}
+    assert named_tools(toolset, [asked], worlds) == {"list_projects_tool"}
+    both = {"role": "user", "content": "Which symbols does project prj-1401 have?"}
+    assert named_tools(toolset, [both], worlds) == {"list_projects_tool", "get_symbols"}
+    assert named_tools(toolset, [{"role": "user", "content": "What's the weather in Oslo?"}], worlds) is None
+    result = {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"projects": []})}
+    assert named_tools(toolset, [asked, result], worlds) is None

@@ -567,6 +567,34 @@ def test_a_reply_before_reading_the_record_that_holds_the_answer_is_sampled_agai
     assert t.reply_resamples == 0 and [c.name for c in t.calls] == ["get_booking"]
 
 
+def test_the_first_step_after_a_user_message_is_offered_the_tools_of_the_record_it_names():
+    """rollouts.tools_the_user_named: asked about a member, the agent's first step may call the members' tools,
+    not the loans' list (the pack's actions, asked in their own words, stay when their keys are known); off, every
+    tool the grounding allows. SmolLM2 picked a crawled bundle's other tool often (get_symbols for the projects)."""
+    from worldsmith.worldmodel.packs import load_pack
+    from worldsmith.worldmodel.seed import seed_state
+
+    lib = load_pack(ROOT / "worlds" / "library", today="2026-03-02")
+    state = seed_state(lib.world, 3, lib.records)
+    member = state["members"][0]
+    task = cancel_task().model_copy(update={"initial_state": state})
+    agent = order_agent(lib.tools).model_copy(update={"world_id": lib.world.world_id})
+    ep = Episode("trj_named", task, agent, ToolSet.build(lib.tools), 0, 7)
+
+    def first_offer(c) -> set[str]:
+        client = ScriptedClient(
+            user_sim=user_says(
+                (f"What are the fines due of member {member['member_id']}?", "continue"), ("Thanks.", "stop")
+            ),
+            agent=[[("get_member", {"member_id": member["member_id"]})], f"They owe {member['fines_due']}."],
+        )
+        asyncio.run(run_episode(ep, client, PROMPTS, c, worlds={lib.world.world_id: lib.world}))
+        return {g["function"]["name"] for g in client.grammars[0]}
+
+    assert first_offer(cfg()) == {"get_member"}
+    assert first_offer(cfg(tools_the_user_named=False)) == {"get_member", "list_member_loans"}
+
+
 def test_a_reply_that_meets_the_goal_at_the_turn_limit_is_closed_by_the_user():
     """max_turns counts the user's messages that ask for more. At the limit, a reply that meets a blueprint task's
     goal is still closed by the user's stop (finished: the judge can keep it); one that does not ends at max_turns.

@@ -30,7 +30,7 @@ from worldsmith.rollouts.user import UserSimulator
 from worldsmith.rubric import goal_met
 from worldsmith.vocab import END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS, READ_ACTIONS
 from worldsmith.worldmodel.faults import FaultInjector
-from worldsmith.worldmodel.grounding import asked_values, ground_tools, unread_reads
+from worldsmith.worldmodel.grounding import asked_values, ground_tools, named_tools, unread_reads
 from worldsmith.worldmodel.runner import CallOutcome, SimulatorFailure, ToolRunner, is_read_only
 from worldsmith.worldmodel.state import World
 from worldsmith.worldmodel.toolset import ToolSet
@@ -208,6 +208,8 @@ class EpisodeRun:
         force = cfg.require_tool == "first_turn" and self.steps == 0 and ep.task.difficulty not in NO_FORCED_CALL
         acted_on = self.keys_acted_on()
         grammar = ground_tools(ep.toolset, self.messages, self.worlds, acted_on) if self.grounded else None
+        if grammar and cfg.tools_the_user_named and (named := named_tools(ep.toolset, self.messages, self.worlds)):
+            grammar = [t for t in grammar if t["function"]["name"] in named] or grammar
         prose: LLMResult | None = None  # a prose reply that ignored the result: kept if no later sample is prose
         quote = asked_values(self.messages) if self.grounded and cfg.reply_quotes_asked else None
         for attempt in range(cfg.reply_attempts):

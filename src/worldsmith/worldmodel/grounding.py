@@ -205,6 +205,31 @@ def ground_tools(
     return out
 
 
+def named_tools(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World]) -> set[str] | None:
+    """Right after a user message: the names of the bundle's world tools whose record the user's message names
+    (its entity or collection, "the paperswithcodes whose ...", "booking bkg-1"), with every custom action (a
+    pack's `checkout_book` is asked as "check out", its words are not its name's); None when it is not the
+    user's turn, or the message names no record a get/list/create/update/delete acts on (every tool stays on
+    offer: an irrelevant request, a reply to a question). From the conversation only, as the keys are: SmolLM2,
+    asked for a crawled server's projects, called its get_symbols; asked for papers, get_remote_jobs."""
+    if not messages or messages[-1]["role"] != "user":
+        return None
+    said = _text(messages[-1].get("content")).lower()
+    named, actions = set(), set()
+    for tool in toolset.tools:
+        name = tool["function"]["name"]
+        b = toolset.by_name[name].binding
+        world = worlds.get(b.world_id) if b is not None and b.executed else None
+        c = world.collection(b.collection) if world is not None else None
+        if c is None:
+            continue
+        if b.operation is not None:
+            actions.add(name)
+        elif any(_says(said, re.sub(r"[_-]+", " ", n).lower(), plural=True) for n in (c.entity, c.name)):
+            named.add(name)
+    return named | actions if named else None
+
+
 def _field_names(doc: Any) -> set[str]:
     if isinstance(doc, dict):
         return set(doc) | {k for v in doc.values() for k in _field_names(v)}
