@@ -38,7 +38,13 @@ DOMAINS_SCHEMA = {
             "items": {
                 "type": "object",
                 "properties": {
-                    "name": {"type": "string", "minLength": 3, "maxLength": 60},
+                    # words, not markup or ids (a 135M model once named a domain "<carlos-marino-carlos-12345678")
+                    "name": {
+                        "type": "string",
+                        "minLength": 3,
+                        "maxLength": 60,
+                        "pattern": "^[A-Za-z][A-Za-z&' -]{2,59}$",
+                    },
                     "description": {"type": "string", "minLength": 10, "maxLength": 300},
                     "entities": {
                         "type": "array",
@@ -55,17 +61,6 @@ DOMAINS_SCHEMA = {
     "required": ["domains"],
     "additionalProperties": False,
 }
-DOMAIN_NAME = re.compile(r"[A-Za-z][A-Za-z&' -]{2,59}")  # words: not markup, ids or numbers
-
-
-def domain_name(raw: str) -> str | None:
-    """The model's domain name in words ("stock_brokerage" -> "stock brokerage"), or None when it is not words: a
-    135M model once named a domain "<carlos-marino-carlos-12345678". Checked here, not in the schema: a pattern
-    there fails the whole reply, and the server's grammar did not hold SmolLM2 to it."""
-    name = re.sub(r"[_\s]+", " ", raw).strip()
-    return name if DOMAIN_NAME.fullmatch(name) else None
-
-
 ENTITY = re.compile(r"^[a-z]{3,16}( [a-z]{3,16})?$")  # one or two plain words: what a collection is called
 
 
@@ -139,18 +134,14 @@ async def make_worlds(ctx: RunContext) -> dict[str, Any]:
                 return []
             out, names = [], set()
             for i, d in enumerate(r.data["domains"][: cfg.domains_per_category]):
-                name = domain_name(d["name"])
-                if name is None:
-                    reject(f"domains/{cat['name']}", "not_words", f"domain name {d['name']!r} is not words", d)
+                if d["name"].lower() in names:
                     continue
-                if name.lower() in names:
-                    continue
-                names.add(name.lower())
+                names.add(d["name"].lower())
                 out.append(
                     Domain(
                         domain_id=content_id(ctx.seed, cat["name"], i, prefix="dom_"),
                         category=cat["name"],
-                        name=name,
+                        name=d["name"].strip(),
                         description=d["description"].strip(),
                         entities=usable_entities(d["entities"], cat["entities"]),
                     )
