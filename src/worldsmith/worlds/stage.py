@@ -38,13 +38,7 @@ DOMAINS_SCHEMA = {
             "items": {
                 "type": "object",
                 "properties": {
-                    # words, not markup or ids (a 135M model once named a domain "<carlos-marino-carlos-12345678")
-                    "name": {
-                        "type": "string",
-                        "minLength": 3,
-                        "maxLength": 60,
-                        "pattern": "^[A-Za-z][A-Za-z&' -]{2,59}$",
-                    },
+                    "name": {"type": "string", "minLength": 3, "maxLength": 60},
                     "description": {"type": "string", "minLength": 10, "maxLength": 300},
                     "entities": {
                         "type": "array",
