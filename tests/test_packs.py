@@ -841,3 +841,14 @@ def test_bundles_drawn_for_dependent_calls_hold_a_chain_where_the_world_has_one(
     assert all(cfg.size_min <= len(b.tool_ids) <= cfg.size_max for b in drawn)
     by_id = {t.tool_id: t for t in tools}
     assert all(len({by_id[t].binding.world_id for t in b.tool_ids}) == 1 for b in drawn)  # still one world each
+
+
+def test_a_packs_folder_that_is_not_there_is_a_clear_error(tmp_path):
+    """worlds.packs [all] with a packs_dir that does not exist (a relative path read from another folder) names
+    the key, instead of a run that quietly goes without packs (test_synth's copied config once did)."""
+    from worldsmith.worldmodel import catalog
+
+    with pytest.raises(PackError, match=r"worlds.packs_dir: no folder .*nope"):
+        catalog.packs(tmp_path / "nope", ["all"], "2026-03-02")
+    assert catalog.packs(tmp_path / "nope", [], "2026-03-02") == []
+    assert {p.name for p in catalog.packs(Path(__file__).parent.parent / "worlds", ["all"], "2026-03-02")} >= {"bank"}

@@ -37,6 +37,7 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     for key in ("snapshot_dir", "servers_file"):  # relative paths are taken from the config's folder
         cfg["tools"][key] = str(project_root / cfg["tools"][key])
     cfg["worlds"]["taxonomy_file"] = str(project_root / cfg["worlds"]["taxonomy_file"])
+    cfg["worlds"]["packs_dir"] = str(project_root / cfg["worlds"]["packs_dir"])
     cfg["bundles"].update(count=BUNDLES)  # the rest is the default config, as `make synth` runs it
     cfg["export"]["out_dir"] = str(tmp_path / "data" / "exports")
     config = tmp_path / "pipeline.yaml"

@@ -9,13 +9,18 @@ from pathlib import Path
 
 from worldsmith.records import ToolSpec
 from worldsmith.worldmodel.infer import InferredWorld, infer_worlds
-from worldsmith.worldmodel.packs import Pack, load_packs
+from worldsmith.worldmodel.packs import Pack, PackError, load_packs
 
 
 def packs(packs_dir: Path, names: list[str], today: str) -> list[Pack]:
     """The configured packs: `names` is [all], [] or folder names in `packs_dir`."""
     if not names:
         return []
+    if not packs_dir.is_dir():  # else [all] would read as "no packs" and the run would quietly go without them
+        raise PackError(
+            f"worlds.packs_dir: no folder {packs_dir} (worlds.packs is {names}; a relative path is read from the "
+            "config's folder; worlds.packs: [] runs without packs)"
+        )
     return load_packs(packs_dir, None if names == ["all"] else names, today=today)
 
 
