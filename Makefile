@@ -88,8 +88,11 @@ bench: setup setup-vllm synth
 	WORLDSMITH_SOAK_KILLS=12 $(BIN)/python -m pytest -q tests/test_resilience.py -k sigkills
 	$(BIN)/python benchmarks/summary.py
 
+# the unit tests on every core, then the engine and browser tests one at a time (each server takes both cores);
+# exit status 5 is "no test selected" (an ARGS that picks tests of one kind only)
 test: setup setup-vllm setup-browser lint
-	$(BIN)/python -m pytest $(ARGS)
+	$(BIN)/python -m pytest -m "not engine and not browser" -n auto $(ARGS) || [ $$? -eq 5 ]
+	$(BIN)/python -m pytest -m "engine or browser" $(ARGS) || [ $$? -eq 5 ]
 
 # ruff: the lint rules and the format of pyproject.toml; `make format` rewrites the tree to pass.
 # lint-imports: the import contracts of pyproject.toml (the layers of docs/architecture.md).
@@ -103,7 +106,7 @@ format: setup
 	$(BIN)/ruff format .
 
 test-fast: setup
-	$(BIN)/python -m pytest -m "not engine and not browser" $(ARGS)
+	$(BIN)/python -m pytest -m "not engine and not browser" -n auto $(ARGS)
 
 query: setup
 	@$(BIN)/worldsmith catalog >/dev/null
