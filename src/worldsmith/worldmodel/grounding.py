@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from worldsmith.prose import tool_result
-from worldsmith.records import ToolSpec, World
+from worldsmith.records import CollectionSpec, ToolBinding, ToolSpec, World
 from worldsmith.vocab import PROSE_CHAR
 from worldsmith.worldmodel.toolset import ToolSet
 
@@ -145,6 +145,16 @@ def _key_params(spec: ToolSpec, world: World) -> dict[str, str]:
     return out
 
 
+def _acts_on(
+    toolset: ToolSet, name: str, worlds: dict[str, World]
+) -> tuple[ToolBinding | None, World | None, CollectionSpec | None]:
+    """A bundle tool's binding, the world code runs it in and the collection it acts on (each None where code
+    does not run it)."""
+    b = toolset.by_name[name].binding
+    world = worlds.get(b.world_id) if b is not None and b.executed else None
+    return b, world, world.collection(b.collection) if world is not None else None
+
+
 def ground_tools(
     toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World], done: set[tuple[str, str]] = frozenset()
 ) -> list[dict[str, Any]]:
@@ -156,8 +166,7 @@ def ground_tools(
     seen_by_world: dict[str, dict[str, list[str]]] = {}
     for tool in toolset.tools:
         spec = toolset.by_name[tool["function"]["name"]]
-        b = spec.binding
-        world = worlds.get(b.world_id) if b is not None and b.executed else None
+        b, world, _ = _acts_on(toolset, spec.name, worlds)
         if world is None:
             out.append(tool)
             continue
@@ -218,9 +227,7 @@ def named_tools(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[s
     named, actions = set(), set()
     for tool in toolset.tools:
         name = tool["function"]["name"]
-        b = toolset.by_name[name].binding
-        world = worlds.get(b.world_id) if b is not None and b.executed else None
-        c = world.collection(b.collection) if world is not None else None
+        b, _, c = _acts_on(toolset, name, worlds)
         if c is None:
             continue
         if b.operation is not None:
@@ -259,9 +266,7 @@ def unread_reads(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[
     out = []
     for tool in toolset.tools:
         name = tool["function"]["name"]
-        b = toolset.by_name[name].binding
-        world = worlds.get(b.world_id) if b is not None and b.executed else None
-        c = world.collection(b.collection) if world is not None else None
+        b, world, c = _acts_on(toolset, name, worlds)
         if c is None or b.action != "get" or not b.key_param:
             continue
         if world.world_id not in seen_by_world:

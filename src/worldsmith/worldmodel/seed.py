@@ -303,11 +303,12 @@ def _value(
     fmt = f.format
     last = f.name.lower().rsplit("_", 1)[-1]
     if f.type == "string" and not f.enum:
-        if f.name in ("name", "title") and (names := ENTITY_NAMES.get(entity_word(entity))):
+        what = entity_word(entity)
+        if f.name in ("name", "title") and (names := ENTITY_NAMES.get(what)):
             return rng.choice(names)
-        if f.name == "name" and fmt == "label" and entity_word(entity):  # "Maple shipment", not "maple-juniper"
-            return f"{rng.choice(LABELS).capitalize()} {entity_word(entity)}"
-        if last in NUMERIC_WORDS or f.name.lower() in NUMERIC_WORDS:
+        if f.name == "name" and fmt == "label" and what:  # "Maple shipment", not "maple-juniper"
+            return f"{rng.choice(LABELS).capitalize()} {what}"
+        if last in NUMERIC_WORDS:  # (every numeric word is one word: the name's last word covers the whole name)
             return f"{rng.uniform(5, 900):.2f}"
         if f.name.lower() in HANDLE_WORDS or last in HANDLE_WORDS:
             return f"{fake.user_name()}{index}"
