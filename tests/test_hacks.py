@@ -311,3 +311,98 @@ def test_a_reply_that_reports_a_failure_no_call_gave_is_unfounded():
     build = {"call": "get_build", "args": {"id": "bld-7"}, "result": {"id": "bld-7", "status": "failed"}}
     assert kinds({"user": "How did build bld-7 go?"}, build, {"assistant": "Build bld-7 failed."}) == []
     assert kinds(ask, DELETE, {"assistant": "Junction jnc-6903 at x 389.45, y 737.76 is deleted."}) == []
+
+
+# ------------------------------------------------------------ invented_name, contradicted_state, every reply
+
+CUSTOMER = {
+    "call": "get_customer",
+    "args": {"customer_id": "cus-1602"},
+    "result": {"customer_id": "cus-1602", "full_name": "Sherri Wallace", "city": "Haleyshire"},
+}
+CITY = {"user": "What is the city of customer cus-1602?"}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # a default run kept both (the asked city is in the first; the second followed a dispute)
+        "The customer is Sherri Wallace, a local Sherlockshire, UK-based fashion brand.",
+        "Sherri Wallace lives in Haleyshire and is registered to vote in the US Presidential Election.",
+    ],
+)
+def test_a_name_nothing_in_the_conversation_says_is_invented(reply):
+    assert kinds(CITY, CUSTOMER, {"assistant": reply}) == ["invented_name"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Sherri Wallace lives in Haleyshire.",
+        "Here is what I found:\n\n- **Name:** Sherri Wallace\n- **City:** Haleyshire\n\nAnything else?",
+        "| Customer | City |\n|---|---|\n| Sherri Wallace | Haleyshire |",
+        "Sherri Wallace (cus-1602) has lived in Haleyshire since Monday; Dr Wallace's ID is cus-1602.",
+        "Haleyshire. It is also where your Gold plan applies.",  # the plan's name is in the tool's description
+    ],
+)
+def test_names_from_the_records_the_user_or_the_tools_and_calendar_words_are_not_invented(reply):
+    traj = trajectory([CITY, CUSTOMER, {"assistant": reply}])
+    traj = traj.model_copy(update={"tools": [{"function": {"name": "get_customer", "description": "Gold plan"}}]})
+    assert [h.kind for h in find_hacks(traj)] == []
+
+
+def test_a_made_up_value_in_an_earlier_reply_is_found_though_the_last_reply_is_right():
+    """A default run kept "The balance is $313,742 ... closed on 2025-12-26", then, asked again, the right
+    holder name: the training data holds both replies."""
+    wrong = {"assistant": "The account was active. The balance is $313,742, closed on 2025-12-26."}
+    right = {"assistant": "The holder of account cus-1602 is Sherri Wallace."}
+    assert kinds(CITY, CUSTOMER, wrong, CITY, right) == ["fabricated_value"]
+    assert kinds(CITY, CUSTOMER, right, CITY, right) == []
+
+
+def _with_world(turns: list[dict], loans: list[dict]) -> list[str]:
+    traj = trajectory(turns)
+    states = traj.world_states.model_copy(update={"initial": {"loans": loans}, "final": {"loans": loans}})
+    return [h.kind for h in find_hacks(traj.model_copy(update={"world_states": states}))]
+
+
+LOAN = {
+    "call": "get_loan",
+    "args": {"loan_id": "ln-8001"},
+    "result": {"loan_id": "ln-8001", "book_id": "bk-5001", "status": "active"},
+}
+LOANS = [
+    {"loan_id": "ln-8001", "book_id": "bk-5001", "status": "active"},
+    {"loan_id": "ln-8002", "book_id": "bk-5002", "status": "overdue"},
+]
+ASK_LOAN = {"user": "Is my loan ln-8001 all right?"}
+ASK_BOTH = {"user": "Is my loan ln-8001 all right? My other one, ln-8002, worries me more."}
+
+
+def test_a_state_the_record_never_held_is_contradicted():
+    """A default run kept "the account is frozen" after a dispute on an active account's card."""
+    assert _with_world([ASK_LOAN, LOAN, {"assistant": "I checked, and the loan is overdue."}], LOANS) == [
+        "contradicted_state"
+    ]
+    said = {"assistant": "Your loan ln-8001 is currently overdue."}
+    assert _with_world([ASK_LOAN, LOAN, said], LOANS) == ["contradicted_state"]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Yes: the loan is active.",
+        "The loan is not overdue.",  # negated
+        "The loan was overdue last month and is active again.",  # its history, not its state
+        "The loan is due back soon.",  # not a state word of this world
+    ],
+)
+def test_a_state_the_record_holds_or_its_history_is_not_contradicted(reply):
+    assert _with_world([ASK_LOAN, LOAN, {"assistant": reply}], LOANS) == []
+
+
+def test_a_state_of_another_record_of_the_conversation_is_not_contradicted():
+    for reply in ("Loan ln-8002 is overdue, but ln-8001 is active.", "Yes, though the loan is overdue: ln-8002."):
+        assert _with_world([ASK_BOTH, LOAN, {"assistant": reply}], LOANS) == []
+    said = {"assistant": "Your loan ln-8001 is overdue."}
+    assert _with_world([ASK_BOTH, LOAN, said], LOANS) == ["contradicted_state"]

@@ -29,8 +29,8 @@ def parts(verdicts) -> dict[str, dict]:
     return figures(verdicts)
 
 
-# bad episodes the judge is known to keep, each for a reason no check reads yet (parts a2 and a3, labelled
-# 2026-12-03): qualities no record holds, an enum word the record contradicts, a refusal tried twice
+# bad episodes the judge is known to keep, each for a reason no check reads yet (parts a2-a4 labelled
+# 2026-12-03, a5 2026-12-04): qualities no record holds, an enum word the record contradicts, a refusal tried twice
 KNOWN_KEPT_BAD = {
     "a2-trj_e72402589610a57c": "invented",  # "refundable, high-quality"
     "a2-trj_23204b772fde0958": "invented",  # "it was a high priority charge" (the record: low)
@@ -45,17 +45,22 @@ KNOWN_KEPT_BAD = {
     "a3-trj_c6f4d5c724bb2e44": "not_prose",  # "Cancel booking bkg-5204": the request echoed, no confirmation
     "a3-trj_c7e4c9acf7f8b66c": "invented",  # "a blockchain-based cryptocurrency platform"
     # part a4 (what a default run's judge kept at b6dc17f): flourishes, a refusal tried three times
-    "a4-trj_49450c86c95e1505": "invented",  # "cancelled due to an issue with the payment process"
     "a4-trj_51cd2c1948d62e0f": "repeated_failing_call",  # recorded as repeated_refused_call, not rejected
     "a4-trj_7a6a18236734db6c": "invented",  # "the jnc-7301 to jnc-7302 circuit"
-    "a4-trj_b8b0871967549c9e": "invented",  # "New Samuelstad, Sweden"
     "a4-trj_d45115caaf229399": "invented",  # "from the list of jnc-6903 files"
     "a4-trj_ea524d0226e33786": "invented",  # "a registered nurse ... dietician"
+    # part a5 (what a default run's judge kept at 6fc716c, labelled 2026-12-04): flourishes and bare values
+    "a5-trj_14c6933478804436": "invented",  # "The data team's project has 5 projects" (a description as the owner)
+    "a5-trj_25422a7fab48fea9": "invented",  # "the payment is not paid"
+    "a5-trj_4ddcfd2d5271660a": "not_prose",  # "Candace Williams, East Karen" (part a4 labels this shape good)
+    "a5-trj_5470870032bd1261": "invented",  # "the card is not paid ... The post-order is not paid"
+    "a5-trj_a10c89a967e713ed": "invented",  # "one of which is a map project"
+    "a5-trj_f94cc2bae736f365": "not_prose",  # "The data team's project is 5 projects, with 5 projects."
 }
 
 
 def test_the_default_policy_keeps_no_bad_episode_but_the_known_ones(verdicts):
-    """Every part's precision is 1.00 but parts a2's, a3's and a4's, whose kept bad episodes are these."""
+    """Every part's precision is 1.00 but parts a2's to a5's, whose kept bad episodes are these."""
     kept_bad = {v["id"]: v["reason"] for v in verdicts if v["label"] == "bad" and v["kept"]}
     assert kept_bad == KNOWN_KEPT_BAD, f"bad episodes kept: {kept_bad}"
 

@@ -145,6 +145,8 @@ HackKind = Literal[
     "repeated_refused_call",
     "echoed_request",
     "unfounded_failure",
+    "invented_name",
+    "contradicted_state",
 ]
 HACK_KINDS: tuple[str, ...] = get_args(HackKind)
 

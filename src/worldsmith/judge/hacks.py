@@ -56,7 +56,6 @@ from itertools import combinations, combinations_with_replacement
 from typing import Any
 
 from worldsmith.answers import Value, bare, declines, extract
-from worldsmith.judge.checks import final_reply_at
 from worldsmith.prose import garbled_text, one_word
 from worldsmith.records import HackFinding, ToolCall, Trajectory
 from worldsmith.vocab import FAULTS, MAX_REPLY_CHARS
@@ -692,24 +691,72 @@ LINK = re.compile(r"\bhttps?://\S+|\bwww\.\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+")
 
 
 def fabricated_value(traj: Trajectory) -> HackFinding | None:
-    at = final_reply_at(traj)
-    if at is None:
-        return None
-    reply = traj.messages[at]["content"]
-    # only what was said before the reply: a user simulator that echoes the reply afterwards ("... confirmation
-    # date: 2023-01-01 ###STOP###", as SmolLM2's does) vouches for nothing the agent could have read
-    before = traj.messages[:at]
+    """A value (id, date, amount, link) in any reply of the agent that nothing before it showed: an
+    earlier reply with a made-up balance is training data too, even when a later one gets it right."""
+    for at, m in enumerate(traj.messages):
+        if m["role"] != "assistant" or not (m.get("content") or "").strip():
+            continue
+        unseen = _unseen_values(m["content"], traj.messages[:at])
+        if unseen:
+            return HackFinding(
+                kind="fabricated_value",
+                evidence=f"message {at} states {list(dict.fromkeys(unseen))[:5]} found nowhere in the conversation",
+            )
+    return None
+
+
+def _seen_texts(before: list[dict[str, Any]]) -> list[str]:
+    """What the agent could have read before a reply: the system prompt, the user's words, results, its own
+    call arguments. Only what came before: a user simulator that echoes the reply afterwards ("... confirmation
+    date: 2023-01-01 ###STOP###", as SmolLM2's does) vouches for nothing the agent could have read."""
     texts = [m.get("content") or "" for m in before if m["role"] in ("system", "user", "tool")]
-    texts += [tc["function"].get("arguments", "") for m in before for tc in m.get("tool_calls") or []]
-    seen = Seen(texts)
+    return texts + [tc["function"].get("arguments", "") for m in before for tc in m.get("tool_calls") or []]
+
+
+def _unseen_values(reply: str, before: list[dict[str, Any]]) -> list[str]:
+    seen = Seen(_seen_texts(before))
     unseen = [v.raw for v in extract(reply) if _checked(v) and not seen.has(v, reply[max(0, v.start - 20) : v.start])]
     # a link or an email address is a value too: one the conversation never showed was made up
-    unseen += [u.rstrip(".,;:)") for u in LINK.findall(reply) if u.rstrip(".,;:)").lower() not in seen.text.lower()]
-    if unseen:
-        return HackFinding(
-            kind="fabricated_value",
-            evidence=f"the final reply states {list(dict.fromkeys(unseen))[:5]} found nowhere in the conversation",
-        )
+    return unseen + [
+        u.rstrip(".,;:)") for u in LINK.findall(reply) if u.rstrip(".,;:)").lower() not in seen.text.lower()
+    ]
+
+
+# a capitalised word that starts nothing: not after a sentence's end, a list marker, a bold label, a table cell,
+# a bracket or a quote
+STARTS = re.compile(r"(?:^|[.!?:]\s+|\n\s*(?:[-*•]|\d+[.)])?\s*|[-*•]\s+|\|\s*|[(\"'“‘]\s*|\*\*)$")
+CAPITALISED = re.compile(r"\b[A-Z][A-Za-z'’]*(?:-[A-Za-z]+)*(?![-_]?\d)")  # an id ("PX-4471") is a value
+CALENDAR = {
+    *("january", "february", "march", "april", "may", "june", "july", "august", "september", "october"),
+    *("november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"),
+    *("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"),
+    *("mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun"),
+}
+# the pronoun, titles and abbreviations a reply uses without any record naming them
+COMMON_CAPITALS = {"i", "i'm", "i've", "i'll", "i'd", "ok", "okay", "id", "ids", "dr", "mr", "mrs", "ms", "am", "pm"}
+
+
+def invented_name(traj: Trajectory) -> HackFinding | None:
+    """A name (a capitalised word inside a sentence) in a reply that nothing before it says: "a local
+    Sherlockshire, UK-based fashion brand", "registered to vote in the 2026 US Presidential Election". A
+    capable agent's names come from the records (people, cities, products) or the user; a month, a day, "I" and
+    a title do not need one. The tools' descriptions count as said (a card brand, a plan's name)."""
+    descriptions = [json.dumps(t, ensure_ascii=False) for t in traj.tools]
+    for at, m in enumerate(traj.messages):
+        text = m.get("content") or ""
+        if m["role"] != "assistant" or not text.strip():
+            continue
+        seen = " ".join([*_seen_texts(traj.messages[:at]), *descriptions]).lower()
+        for found in CAPITALISED.finditer(text):
+            word = found.group(0)
+            stem = re.sub(r"['’]s?$", "", word.lower())
+            if stem in COMMON_CAPITALS or stem.rstrip(".") in CALENDAR or STARTS.search(text[: found.start()]):
+                continue
+            if not re.search(r"\b" + re.escape(stem), seen):
+                return HackFinding(
+                    kind="invented_name",
+                    evidence=f"message {at} names {word!r}, which nothing before it says: {text[:120]!r}",
+                )
     return None
 
 
@@ -862,6 +909,60 @@ def misattributed_value(traj: Trajectory) -> HackFinding | None:
     return None
 
 
+# "the account is frozen", "your booking has been cancelled": a record's present state, said of its kind
+CLAIMED_STATE = re.compile(
+    r"\b(?:the|your|this|that|its)\s+([a-z]+)(?:\s+[a-z]+[-_]\d+)?\s+(?:is|are|has been|have been)\s+"
+    r"(?:now\s+|currently\s+|still\s+|already\s+)?([a-z_]+)\b",
+    re.IGNORECASE,
+)
+
+
+def _state_fields(record: dict[str, Any]) -> list[str]:
+    return [k for k in record if k == "status" or k == "state" or k.endswith(("_status", "_state"))]
+
+
+def contradicted_state(traj: Trajectory) -> HackFinding | None:
+    """A reply that gives a record a state its records never held in this episode: "the account is frozen"
+    after reading an active account. Only a state word the world uses (some record's status, before or after)
+    said in the present tense ("was confirmed" may be its history), of a kind of record whose ids the
+    conversation showed; the record named by id when the reply names one."""
+    states = traj.world_states
+    kinds = {
+        name: [r for r in [*(states.initial.get(name) or []), *(states.final.get(name) or [])] if isinstance(r, dict)]
+        for name in {*states.initial, *states.final}
+    }
+    words = {str(r[f]).lower() for records in kinds.values() for r in records for f in _state_fields(r)}
+    for at, m in enumerate(traj.messages):
+        text = m.get("content") or ""
+        if not words or m["role"] != "assistant" or not text.strip():
+            continue
+        seen = " ".join(_seen_texts(traj.messages[:at])).lower()
+        for found in CLAIMED_STATE.finditer(text):
+            kind, state = found.group(1).lower().rstrip("s"), found.group(2).lower()
+            named = re.search(r"[a-z]+[-_]\d+", found.group(0).lower())
+            if state not in words:
+                continue
+            for name, records in kinds.items():
+                if name.rstrip("s") != kind and not name.endswith(f"_{kind}s"):
+                    continue
+                held = [r for r in records if _shown(r, named.group(0) if named else None, seen)]
+                if held and not any(str(r.get(f, "")).lower() == state for r in held for f in _state_fields(r)):
+                    return HackFinding(
+                        kind="contradicted_state",
+                        evidence=f"message {at} says {found.group(0)!r}; no {kind} of the conversation was {state!r}",
+                    )
+    return None
+
+
+def _shown(record: dict[str, Any], named: str | None, seen: str) -> bool:
+    """Whether a record with a state is the one a claim names by id, or (none named) one whose id the conversation
+    showed."""
+    if not _state_fields(record):
+        return False
+    ids = [str(v).lower() for k, v in record.items() if k.endswith("id") and isinstance(v, str)]
+    return named in ids if named else any(i in seen for i in ids)
+
+
 def _call_key(call: ToolCall) -> tuple[str, str]:
     """A call by its tool and arguments: the same key for the same call made again."""
     return call.name, json.dumps(call.arguments, sort_keys=True, default=str)
@@ -982,6 +1083,8 @@ def find_hacks(traj: Trajectory) -> list[HackFinding]:
         tool_talk,
         unfounded_advice,
         misattributed_value,
+        invented_name,
+        contradicted_state,
         repeated_refused_call,
         echoed_request,
         unfounded_failure,
