@@ -124,6 +124,18 @@ def quote(result: dict, reply: str) -> list[str]:
     )
 
 
+def test_a_listed_count_given_as_what_one_of_its_records_holds_is_misattributed():
+    """A default run kept "The data team's project has 5 projects" (a project's description as the owner of the 5
+    projects listed): the count is real, a project holding projects is not."""
+    projects = {"projects": [{"project_id": f"prj-500{i}", "description": f"team {i}'s project"} for i in range(5)]}
+    assert quote(projects, "The data team's project has 5 projects.") == ["misattributed_value"]
+    assert quote(projects, "The data team's project is five projects, with 5 projects.") == ["misattributed_value"]
+    assert quote(projects, "There are 5 projects.") == []
+    assert quote(projects, "Your team has 5 projects.") == []
+    # a record holding a count of its kind that is not the listed total (a folder's subfolders) is another count
+    assert quote(projects, "The project prj-5001 has 2 projects under it.") == []
+
+
 def test_a_total_or_difference_of_amounts_in_the_results_is_derived():
     items = {"items": [{"name": "mug", "price": 12.50}, {"name": "tea", "price": 7.25}]}
     assert quote(items, "Your two items come to $19.75.") == []

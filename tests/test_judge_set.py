@@ -50,12 +50,10 @@ KNOWN_KEPT_BAD = {
     "a4-trj_d45115caaf229399": "invented",  # "from the list of jnc-6903 files"
     "a4-trj_ea524d0226e33786": "invented",  # "a registered nurse ... dietician"
     # part a5 (what a default run's judge kept at 6fc716c, labelled 2026-12-04): flourishes and bare values
-    "a5-trj_14c6933478804436": "invented",  # "The data team's project has 5 projects" (a description as the owner)
     "a5-trj_25422a7fab48fea9": "invented",  # "the payment is not paid"
     "a5-trj_4ddcfd2d5271660a": "not_prose",  # "Candace Williams, East Karen" (part a4 labels this shape good)
     "a5-trj_5470870032bd1261": "invented",  # "the card is not paid ... The post-order is not paid"
     "a5-trj_a10c89a967e713ed": "invented",  # "one of which is a map project"
-    "a5-trj_f94cc2bae736f365": "not_prose",  # "The data team's project is 5 projects, with 5 projects."
 }
 
 

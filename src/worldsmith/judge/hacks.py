@@ -25,7 +25,9 @@
   what the reply says it is, is not. Only a field's name (and "address", "number" or "value")
   followed by "is", "was", ":" or "=" and then, verbatim, the value of another field of the same
   tool result record.
-  With a plural name ("ids:"), every item of the list that follows is read the same way.
+  With a plural name ("ids:"), every item of the list that follows is read the same way. Also a
+  listed collection's count given as what one of its records holds ("The data team's project has
+  5 projects" after a list of 5 projects).
 - repeated_refused_call: the same call (tool and arguments) made again after the world refused
   it (a rule, a missing record, arguments it rejects) with no write in between: the answer
   cannot change, and a model trained on it learns to retry a refusal. A retry after an injected
@@ -861,8 +863,78 @@ def _records(doc: Any) -> list[dict[str, Any]]:
     return []
 
 
+_NUMBER_WORDS = {
+    w: i
+    for i, w in enumerate(
+        ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+    )
+}
+# "the data team's project has 5 projects": one record said to hold a count of its own kind
+_SELF_COUNT = re.compile(
+    r"\b([a-z]+)(?:'s)?\s+(?:has|have|is|are|contains|holds|includes)\s+(?:a\s+total\s+of\s+|only\s+|exactly\s+)?"
+    r"(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+)\b",
+    re.IGNORECASE,
+)
+
+
+def _singular(word: str) -> str:
+    word = word.lower()
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    return word[:-2] if word.endswith(("ses", "xes", "ches", "shes")) else word.removesuffix("s")
+
+
+def _listed_counts(traj: Trajectory) -> dict[str, set[int]]:
+    """Per listed collection ("projects"), the lengths of the lists of records tool results returned under it."""
+    out: dict[str, set[int]] = {}
+
+    def walk(doc: Any) -> None:
+        if isinstance(doc, dict):
+            for k, v in doc.items():
+                if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
+                    out.setdefault(k.lower(), set()).add(len(v))
+                walk(v)
+        elif isinstance(doc, list):
+            for x in doc:
+                walk(x)
+
+    for m in traj.messages:
+        if m["role"] == "tool":
+            try:
+                walk(json.loads(m.get("content") or ""))
+            except (ValueError, TypeError):
+                continue
+    return out
+
+
+def _count_given_to_a_member(traj: Trajectory) -> HackFinding | None:
+    """A reply that gives a listed collection's count as what one of its records holds: "The data team's project
+    has 5 projects" after a list of 5 projects. The count is real; "a project that has 5 projects" is not (a
+    folder's subfolders are another count, so only the listed total is read)."""
+    counts = _listed_counts(traj)
+    if not counts:
+        return None
+    for i, m in enumerate(traj.messages):
+        text = m.get("content") or ""
+        if m["role"] != "assistant" or not text:
+            continue
+        for found in _SELF_COUNT.finditer(text):
+            owner, n, plural = found.group(1).lower(), found.group(2).lower(), found.group(3).lower()
+            number = _NUMBER_WORDS.get(n, int(n) if n.isdigit() else -1)
+            if plural in counts and number in counts[plural] and owner == _singular(plural) != plural:
+                return HackFinding(
+                    kind="misattributed_value",
+                    evidence=f"message {i} gives the {number} {plural} listed as what one {owner} holds "
+                    f"({found.group(0)!r})",
+                )
+    return None
+
+
 def misattributed_value(traj: Trajectory) -> HackFinding | None:
-    """A reply that says field F is V, where V is the value of another field of the same record."""
+    """A reply that says field F is V, where V is the value of another field of the same record; or that gives
+    a listed collection's count as one of its records' own (`_count_given_to_a_member`)."""
+    if found := _count_given_to_a_member(traj):
+        return found
     records: list[dict[str, str]] = []
     for m in traj.messages:
         if m["role"] != "tool":
