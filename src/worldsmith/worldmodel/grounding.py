@@ -155,6 +155,30 @@ def _acts_on(
     return b, world, world.collection(b.collection) if world is not None else None
 
 
+# keywords a narrowed parameter loses: llama.cpp's grammar (llguidance) does not hold an `enum` beside an `anyOf`
+# (a crawled `parent_doc_uuid: anyOf [string, null]` came out "wg-2391" for "WG-2391", or stalled the server), and
+# stalls on an `enum` with no `type` (measured: no token in 100 s; with "type": "string", the values)
+_CHOICE_KEYS = frozenset({"anyOf", "oneOf", "allOf", "$ref", "type", "default"})
+
+
+def _integer(prop: dict[str, Any]) -> bool:
+    types = {prop.get("type"), *(b.get("type") for b in prop.get("anyOf", []) if isinstance(b, dict))}
+    return "integer" in types and "string" not in types
+
+
+def _fitting(prop: dict[str, Any], values: list[str]) -> list[str]:
+    """The values (strings the conversation showed) a parameter can take: for an integer one, the integers."""
+    return [v for v in values if re.fullmatch(r"-?\d{1,18}", v)] if _integer(prop) else values
+
+
+def _limited_to(prop: dict[str, Any], values: list[str]) -> dict[str, Any]:
+    """A parameter's schema narrowed to `values` (from `_fitting`), its description kept."""
+    kept = {k: v for k, v in prop.items() if k not in _CHOICE_KEYS}
+    if _integer(prop):
+        return {**kept, "type": "integer", "enum": [int(v) for v in values]}
+    return {**kept, "type": "string", "enum": values}
+
+
 def ground_tools(
     toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World], done: set[tuple[str, str]] = frozenset()
 ) -> list[dict[str, Any]]:
@@ -183,13 +207,14 @@ def ground_tools(
             keys = seen.get(collection, [])
             if param == b.key_param:  # a record this tool has already acted on, with success, is not offered again
                 keys = [k for k in keys if (tool["function"]["name"], k) not in done]
+            keys = _fitting(props[param], keys)
             if not keys:
                 if param in required:
                     usable = False
                     break
                 props.pop(param)  # an optional reference with nothing to point at is left out
                 continue
-            props[param] = {**props[param], "enum": keys}
+            props[param] = _limited_to(props[param], keys)
         values = None
         for param in _value_params(spec, world) if usable else []:
             if param not in props or "enum" in props[param]:
@@ -208,7 +233,7 @@ def ground_tools(
                     break
                 props.pop(param)
                 continue
-            props[param] = {**props[param], "enum": shown}
+            props[param] = _limited_to(props[param], shown)
         if usable:
             out.append(narrowed)
     return out
