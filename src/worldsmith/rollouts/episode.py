@@ -225,7 +225,8 @@ class EpisodeRun:
             unusable = not r.ok and r.error_kind in ("parse", "schema")  # a runaway cut at max_tokens
             # a read made again with the same arguments after it succeeded learns nothing: SmolLM2, sampled again
             # for a reply that ignored the result, called the same list four times instead
-            unusable = unusable or (r.ok and bool(r.tool_calls) and all(map(self.repeats_a_read, r.tool_calls)))
+            repeated = r.ok and bool(r.tool_calls) and all(map(self.repeats_a_read, r.tool_calls))
+            unusable = unusable or repeated
             text = (r.message().get("content") or "") if r.ok else ""
             garbled = r.ok and not r.tool_calls and (garbled_text(text, self.cap) or one_word(text))
             ignored = (
@@ -244,6 +245,8 @@ class EpisodeRun:
                 prose = prose or r
             if unread:  # the next sample reads the record that holds what was asked (its key is grounded)
                 force, grammar = True, unread
+            elif repeated:  # what it would read again is in the conversation: the next sample is offered no tool (a
+                force, grammar = False, []  # reply); sampled with tools again, SmolLM2 sent the same list 4 times
             if not (unusable or garbled or ignored or unread):
                 break
             if attempt + 1 < cfg.reply_attempts:
