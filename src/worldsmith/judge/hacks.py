@@ -58,7 +58,7 @@ from itertools import combinations, combinations_with_replacement
 from typing import Any
 
 from worldsmith.answers import Value, bare, declines, extract
-from worldsmith.prose import garbled_text, one_word
+from worldsmith.prose import garbled_text, one_word, tool_result
 from worldsmith.records import HackFinding, ToolCall, Trajectory
 from worldsmith.vocab import FAULTS, MAX_REPLY_CHARS
 
@@ -899,11 +899,7 @@ def _listed_counts(traj: Trajectory) -> dict[str, set[int]]:
                 walk(x)
 
     for m in traj.messages:
-        if m["role"] == "tool":
-            try:
-                walk(json.loads(m.get("content") or ""))
-            except (ValueError, TypeError):
-                continue
+        walk(tool_result(m))  # None for other messages and failed calls
     return out
 
 
