@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import os
 import random
+import signal
 import socket
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +15,22 @@ sys.path.insert(0, str(ROOT / "flows"))
 
 
 _handed_out: set[int] = set()
+
+
+def run_to_end(cmd: list[str], timeout: float, **kwargs) -> subprocess.CompletedProcess:
+    """Run a command in its own process group and return it; past `timeout` the whole group is killed and the
+    test fails with the tail of its output (subprocess.run kills only the child: a flow's model and Prefect
+    servers kept its pipes open, and a slow run then held CI to its limit instead of failing)."""
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kwargs
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+        pytest.fail(f"{' '.join(map(str, cmd))[:200]} ran past {timeout:.0f} s:\n{out[-3000:]}\n{err[-3000:]}")
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def free_port() -> int:
@@ -51,7 +70,7 @@ def _start(engine: str, tmp_path_factory, timeout: float):
         engine=engine,
         port=free_port(),
         parallel=4,
-        ctx_size=8192,
+        ctx_size=16384,  # 4,096 tokens a slot: room for an episode
         startup_timeout_s=timeout,  # vllm_args: the product's default, so the tests run what users run
     )
     server = ModelServer(cfg, ROOT, data)

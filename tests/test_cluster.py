@@ -92,11 +92,17 @@ def start_flow(cfg: Path, stages: str = "rollouts,judge,export") -> subprocess.P
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        start_new_session=True,  # its own group, so a run past its time is killed with its Ray and model servers
     )
 
 
 def finish(proc: subprocess.Popen, timeout: float = 600) -> str:
-    out, _ = proc.communicate(timeout=timeout)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate(timeout=60)
+        pytest.fail(f"the flow ran past {timeout:.0f} s:\n{out[-4000:]}")
     assert proc.returncode == 0, out[-4000:]
     return out
 
@@ -225,7 +231,7 @@ def two_llamacpp(tmp_path):
 
     servers = [
         ModelServer(
-            ServerConfig(port=free_port(), parallel=4, ctx_size=8192, threads=1, startup_timeout_s=120),
+            ServerConfig(port=free_port(), parallel=4, ctx_size=16384, threads=1, startup_timeout_s=120),
             ROOT,
             tmp_path / f"server-{i}",
         )

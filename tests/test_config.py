@@ -138,8 +138,8 @@ def test_bundles_switch_off_alone():
         ({"llm": {"server": {"engine": "vllm", "parallel": 32}}, "eval": {"parallel": 32}}, "eval.parallel: got 32"),
     ],
 )
-def test_llamacpp_sequences_that_would_overflow_its_shared_context_are_refused(raw, key):
-    with pytest.raises(ConfigError, match=key + r".*512 tokens each.*expected at most 8.*ctx_size to 65536"):
+def test_llamacpp_sequences_that_would_overflow_their_share_of_its_context_are_refused(raw, key):
+    with pytest.raises(ConfigError, match=key + r".*1024 tokens each.*expected at most 16.*ctx_size to 65536"):
         validate_config(raw)
 
 

@@ -118,6 +118,17 @@ def test_tool_call_arguments_validate(engine, mode):
         assert result.fallback is None
 
 
+def test_each_llamacpp_slot_has_its_own_share_of_the_context(llamacpp_server):
+    """Each slot holds ctx_size / parallel tokens of its own (one KV cache shared by all slots made every
+    sequence attend over every slot's cells: ~20% slower at 8, benchmarks/kv_cache.py)."""
+    import httpx
+
+    slots = httpx.get(llamacpp_server.base + "/slots", timeout=10).json()
+    cfg = llamacpp_server.cfg
+    assert len(slots) == cfg.parallel
+    assert {s["n_ctx"] for s in slots} == {cfg.ctx_size // cfg.parallel}
+
+
 def test_a_constrained_reply_keeps_to_the_prose_pattern(llamacpp_server):
     """The prose reply's pattern (`prose_replies`, on in the CPU default) reaches llama.cpp's grammar and is enforced
     there: every sampled reply to a tool result is a sentence's characters, and the client accepts it. (vLLM 0.32's

@@ -19,7 +19,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import free_port
+from conftest import free_port, run_to_end
 
 from worldsmith.store import query as catalog_query
 
@@ -49,10 +49,8 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     }
     env.pop("PREFECT_API_URL", None)
 
-    proc = subprocess.run(
+    proc = run_to_end(
         [sys.executable, str(project_root / "flows" / "synth.py"), "--config", str(config)],
-        capture_output=True,
-        text=True,
         env=env,
         timeout=2400,  # 4 agents x 5 tasks x 3 episodes on 2 cores: ~15-20 min
     )
@@ -140,12 +138,8 @@ def test_synth_flow_end_to_end(tmp_path, project_root):
     assert not list((tmp_path / "data" / "server").glob("*.json"))
 
     # a second run of the same config resumes: nothing is asked of the model again
-    again = subprocess.run(
-        [sys.executable, str(project_root / "flows" / "synth.py"), "--config", str(config)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1500,
+    again = run_to_end(
+        [sys.executable, str(project_root / "flows" / "synth.py"), "--config", str(config)], env=env, timeout=600
     )
     assert again.returncode == 0, again.stderr[-3000:]
     assert "skipped (already done)=4" in again.stdout

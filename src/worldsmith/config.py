@@ -34,8 +34,8 @@ NULL_NEUTRAL_KEYS = (("llm", "policy", "parallel"),)
 # Keys that shape only what outside harnesses get from a served model (the pipeline sends its own
 # max_tokens with every request): left out of the hash, so runs keep their ids.
 SERVING_KEYS = (("llm", "server", "max_tokens"),)
-# llama.cpp's slots share one KV cache (kv_unified): when the sequences in flight outgrow it, it fails
-# every one of them. Each sequence needs room for an episode (the agent's system prompt, tools, turns).
+# llama.cpp gives each of its `parallel` slots ctx_size / parallel tokens of KV cache; a request longer than its
+# slot's share fails. Each sequence needs room for an episode (the agent's system prompt, tools, turns).
 LLAMACPP_MIN_TOKENS_PER_SEQUENCE = 2048
 
 
@@ -82,7 +82,7 @@ class ServerConfig(Strict):
     model_path: str | None = None  # GGUF (llamacpp) or HF folder (vllm); default: the packaged SmolLM2
     host: str = "127.0.0.1"
     port: Annotated[int, Field(ge=1, le=65535, strict=True)] = 8010
-    ctx_size: PositiveInt = 16384
+    ctx_size: PositiveInt = 32768  # llama.cpp: ctx_size / parallel tokens per slot (4,096 at 8)
     parallel: PositiveInt = 8
     # Reply length for a request that sends no max_tokens (outside harnesses such as BFCL send
     # none, and a base model then ran on for 3,200 tokens): llama.cpp's n_predict, vLLM's
@@ -191,7 +191,7 @@ def llamacpp_sizing_problem(key: str, ctx_size: int, parallel: int) -> str | Non
     if ctx_size // parallel >= LLAMACPP_MIN_TOKENS_PER_SEQUENCE:
         return None
     return (
-        f"{key}: got {parallel}, but {parallel} sequences would share llama.cpp's {ctx_size}-token context "
+        f"{key}: got {parallel}, but {parallel} sequences would divide llama.cpp's {ctx_size}-token context "
         f"({ctx_size // parallel} tokens each); expected at most {ctx_size // LLAMACPP_MIN_TOKENS_PER_SEQUENCE} "
         f"(each needs {LLAMACPP_MIN_TOKENS_PER_SEQUENCE}), or raise llm.server.ctx_size to "
         f"{parallel * LLAMACPP_MIN_TOKENS_PER_SEQUENCE}"
@@ -682,7 +682,7 @@ class EvalConfig(Strict):
     engine: Literal["llamacpp", "vllm"] = "llamacpp"
     port: Annotated[int, Field(ge=1, le=65535, strict=True)] = 8011
     # Sequences that server runs at once: its own, not llm.server.parallel, which sizes the simulators'
-    # server (and may be 32 on vLLM, far past what llama.cpp's shared context holds).
+    # server (and may be 32 on vLLM, far past what llama.cpp's context holds for each).
     parallel: PositiveInt = 8
     compare_base: bool = True  # also evaluate finetune.base_model (or the packaged SmolLM2) on the same tasks
     # tool-call modes played
