@@ -17,19 +17,26 @@ sys.path.insert(0, str(ROOT / "flows"))
 _handed_out: set[int] = set()
 
 
-def run_to_end(cmd: list[str], timeout: float, **kwargs) -> subprocess.CompletedProcess:
-    """Run a command in its own process group and return it; past `timeout` the whole group is killed and the
-    test fails with the tail of its output (subprocess.run kills only the child: a flow's model and Prefect
-    servers kept its pipes open, and a slow run then held CI to its limit instead of failing)."""
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kwargs
-    )
+def communicate_or_fail(proc: subprocess.Popen, timeout: float) -> tuple[str, str | None]:
+    """`proc.communicate()`, for a process started in its own group (`start_new_session`): past `timeout` the whole
+    group is killed and the test fails with the tail of its output (killing only the child left a flow's model and
+    Prefect servers holding its pipes, and a slow run then held CI to its limit instead of failing)."""
     try:
-        out, err = proc.communicate(timeout=timeout)
+        return proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate(timeout=60)
-        pytest.fail(f"{' '.join(map(str, cmd))[:200]} ran past {timeout:.0f} s:\n{out[-3000:]}\n{err[-3000:]}")
+        pytest.fail(
+            f"{' '.join(map(str, proc.args))[:200]} ran past {timeout:.0f} s:\n{out[-3000:]}\n{(err or '')[-3000:]}"
+        )
+
+
+def run_to_end(cmd: list[str], timeout: float, **kwargs) -> subprocess.CompletedProcess:
+    """Run a command in its own process group and return it (`communicate_or_fail`: past `timeout` it fails)."""
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **kwargs
+    )
+    out, err = communicate_or_fail(proc, timeout)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 

@@ -28,7 +28,7 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from conftest import free_port
+from conftest import communicate_or_fail, free_port
 from scripted_worlds import cancel_task, order_agent, order_tools
 
 from worldsmith.records import Trajectory, Verdict
@@ -97,12 +97,7 @@ def start_flow(cfg: Path, stages: str = "rollouts,judge,export") -> subprocess.P
 
 
 def finish(proc: subprocess.Popen, timeout: float = 600) -> str:
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate(timeout=60)
-        pytest.fail(f"the flow ran past {timeout:.0f} s:\n{out[-4000:]}")
+    out, _ = communicate_or_fail(proc, timeout)
     assert proc.returncode == 0, out[-4000:]
     return out
 

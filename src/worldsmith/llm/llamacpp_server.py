@@ -52,7 +52,7 @@ def main() -> None:
     if args.max_tokens > 0:  # a default only: a request's own max_tokens still applies, above it too
         params.n_predict = args.max_tokens
     # by default each slot has its own KV stream of ctx_size / parallel tokens: in one unified cache every sequence
-    # attends over every slot's cells, and 8 conversations ran ~20% slower on 2 cores (benchmarks/kv_cache.py)
+    # attends over every slot's cells, and 8 conversations took 1.17x as long on 2 cores (benchmarks/kv_cache.py)
     params.kv_unified = args.kv_unified
     params.cont_batching = True
     params.use_jinja = True
