@@ -513,6 +513,12 @@ def test_the_values_a_reply_must_say_are_the_asked_fields_of_the_last_result():
     assert asked_values([user, error]) == [] and asked_values([user]) == []
     # a field the user does not name is not asked
     assert asked_values([{**user, "content": "Show me section sct-3203 of paper ppr-5503."}, result]) == []
+    # "how many" asks a list's count
+    many = {"role": "user", "content": "How many sections does paper ppr-5503 have?"}
+    assert asked_values([many, {**result, "content": json.dumps(listed)}]) == ["2"]
+    assert asked_values(
+        [{**many, "content": "I need the number of sections of ppr-5503."}, {**result, "content": json.dumps(listed)}]
+    ) == ["2"]
 
 
 def test_the_tools_offered_after_a_user_message_are_those_whose_record_it_names():
@@ -547,3 +553,43 @@ def test_the_tools_offered_after_a_user_message_are_those_whose_record_it_names(
     assert named_tools(toolset, [{"role": "user", "content": "What's the weather in Oslo?"}], worlds) is None
     result = {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"projects": []})}
     assert named_tools(toolset, [asked, result], worlds) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_change_to_a_record_named_by_its_parameters_is_confirmed_in_words_that_name_it(seed):
+    """A crawled update or delete names its record by what the server takes (owner + repo + number, a file's
+    path), not by the world's key; the user is still told what it did, naming those values (N7's `delete_file`
+    kept a reply about another, failed call with no word on the file it deleted)."""
+    from worldsmith.tasks.blueprint import rubric_from
+
+    d = sample_blueprint(WORLD, [CLOSE], "single_call", seed)
+    (step,) = d.steps
+    said = [c for c in rubric_from(WORLD, d).criteria if c.kind == "answer"]
+    assert len(said) == 1 and said[0].any_of
+    assert {str(v) for v in step.arguments.values()} <= set(said[0].contains)
+
+
+def test_a_read_the_bundle_makes_twice_alike_passes_by_either_tool():
+    """Two crawled tools with the same binding (a server's get_echojs_top and get_echojs_latest) read the same
+    records: the gold read's call criterion takes a call of either, with the gold arguments; a tool bound to another
+    read does not count (N6: 12 episodes on such a world, the criterion named only the gold's tool)."""
+    from types import SimpleNamespace
+
+    from worldsmith.records import ToolCall
+    from worldsmith.rubric import check_call
+    from worldsmith.tasks.blueprint import rubric_from
+
+    twin = spec("find_issues", {"q": S}, ["q"], SEARCH.binding.model_copy(update={"limit_param": None}))
+    other = spec("search_titles", {"q": S}, ["q"], SEARCH.binding.model_copy(update={"fixed": {"state": "open"}}))
+    tools = [SEARCH, twin, other]
+    d = sample_blueprint(WORLD, [SEARCH], "single_call", 2)
+    (read,) = [c for c in rubric_from(WORLD, d, tools).criteria if c.kind == "call"]
+    assert read.tool == "search_issues" and read.same_read == ["find_issues"]
+
+    def called(name: str, arguments: dict) -> SimpleNamespace:  # what check_call reads of an episode: its calls
+        call = ToolCall(turn=1, call_id="c1", name=name, tool=name, arguments=arguments, executor="code", ok=True)
+        return SimpleNamespace(calls=[call])
+
+    assert check_call(read, called("find_issues", read.arguments))[0]
+    assert not check_call(read, called("search_titles", read.arguments))[0]
+    assert not check_call(read, called("find_issues", {"q": "kettle"}))[0]

@@ -334,6 +334,9 @@ class Criterion(Part):
     value: Any = None
     # call
     tool: str | None = None
+    # call, a read: the bundle's other tools bound to the very same read (a crawled server's get_echojs_top and
+    # get_echojs_latest list the same records); a call of one of them with the arguments counts as `tool`'s
+    same_read: list[str] = Field(default_factory=list)
     must: bool = True
     arguments: dict[str, Any] = Field(default_factory=dict)
     order: int | None = None

@@ -217,7 +217,7 @@ def _user_said(traj: Trajectory, value: str, before_call: str) -> bool:
 
 
 def check_call(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
-    calls = [x for x in traj.calls if x.tool == c.tool]
+    calls = [x for x in traj.calls if x.tool == c.tool or x.tool in c.same_read]
     if not c.must:
         done = [x for x in calls if x.ok]
         if done:
@@ -282,7 +282,7 @@ def check_order(criteria: list[Criterion], traj: Trajectory) -> tuple[bool, str]
             (
                 i
                 for i, x in enumerate(traj.calls)
-                if x.tool == c.tool
+                if (x.tool == c.tool or x.tool in c.same_read)
                 and x.ok
                 and isinstance(x.arguments, dict)
                 and arguments_match(c.arguments, x.arguments)

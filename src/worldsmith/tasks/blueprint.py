@@ -965,13 +965,13 @@ def _irrelevance(world: World, usable: list[ToolSpec], state: dict[str, Any], rn
 # --------------------------------------------------------------------------- the rubric, from execution
 
 
-def rubric_from(world: World, d: Draft) -> Rubric:
+def rubric_from(world: World, d: Draft, tools: list[ToolSpec] = ()) -> Rubric:
     """The rubric read off the execution, in this order: the end state, the answers, the calls
-    only a call shows, and the refusal."""
+    only a call shows, and the refusal. `tools`: the agent's, for the reads two of them make alike."""
     criteria = _Criteria()
     _state_criteria(world, d, criteria)
     _answer_criteria(d, criteria)
-    _read_call_criteria(d, criteria)
+    _read_call_criteria(d, criteria, tools)
     _withheld_criteria(d, criteria)
     _decline_criteria(d, criteria)
     checkpoints = [f"{s.tool.name}({s.arguments})" for s in d.steps]
@@ -1038,10 +1038,12 @@ def _answer_criteria(d: Draft, criteria: _Criteria) -> None:
         criteria.add(kind="answer", contains=[value], description=f"tells the user the {what}: {value}")
     for s in d.steps:  # a change is confirmed to the user in words that name it (a record's key, or what it became)
         b = s.tool.binding
-        if b.action in ("update", "delete") and b.key_param in s.arguments:
+        # the record named by its key, or (a crawled tool) by the parameters that name it together: a file's path
+        naming = [b.key_param] if b.key_param in s.arguments else [p for p in b.match if p in s.arguments]
+        if b.action in ("update", "delete") and naming:
             named = [
-                str(s.arguments[b.key_param]),
-                *(str(v) for p, v in s.arguments.items() if p != b.key_param),
+                *(str(s.arguments[p]) for p in naming),
+                *(str(v) for p, v in s.arguments.items() if p not in naming),
                 *map(str, b.fixed.values()),
             ]
             criteria.add(
@@ -1052,7 +1054,7 @@ def _answer_criteria(d: Draft, criteria: _Criteria) -> None:
             )
 
 
-def _read_call_criteria(d: Draft, criteria: _Criteria) -> None:
+def _read_call_criteria(d: Draft, criteria: _Criteria, tools: list[ToolSpec] = ()) -> None:
     """The exact call of each gold read, unless an earlier gold step already showed its record."""
     for i, s in enumerate(d.steps):
         # a read changes nothing, so only the call shows it was made: the exact record asked for (a value
@@ -1069,9 +1071,21 @@ def _read_call_criteria(d: Draft, criteria: _Criteria) -> None:
         ):
             continue
         key_args = {k: v for k, v in s.arguments.items() if k == b.key_param or k in b.match or b.action == "list"}
+        same = [t.name for t in tools if t.name != s.tool.name and _same_read(t.binding, b)]
         criteria.add(
-            kind="call", tool=s.tool.name, arguments=key_args, description=f"calls {s.tool.name} with {key_args}"
+            kind="call",
+            tool=s.tool.name,
+            arguments=key_args,
+            same_read=same,
+            description=f"calls {' or '.join([s.tool.name, *same])} with {key_args}",
         )
+
+
+def _same_read(a: ToolBinding | None, b: ToolBinding) -> bool:
+    """Whether two tools read the same records the same way: equal bindings, but for parameters with no effect
+    and the result cap (which shortens the list, not what it holds)."""
+    drop = {"ignored", "limit_param"}
+    return a is not None and a.model_dump(exclude=drop) == b.model_dump(exclude=drop)
 
 
 def _withheld_criteria(d: Draft, criteria: _Criteria) -> None:

@@ -258,7 +258,7 @@ class TaskMaker:
             user_persona=persona,
             user_goal=UserGoal(request=request, facts={**draft.facts, **draft.withheld}),
             initial_state=draft.initial,
-            rubric=rubric_from(world, draft),
+            rubric=rubric_from(world, draft, tools),
             blueprint=blueprint_record(draft, source, problems),
         )
 
