@@ -310,6 +310,8 @@ def unread_reads(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[
     return out
 
 
+HOW_MANY = re.compile(r"\b(?:how many|number of)\b")
+
 # a value the reply grammar may require: one the prose pattern's characters can write, and short
 _QUOTABLE = re.compile(PROSE_CHAR + "{1,60}")
 
@@ -340,7 +342,8 @@ def asked_values(messages: list[dict[str, Any]]) -> list[str]:
     out = []
     for fname, values in by_field.items():
         phrase = re.sub(r"[_-]+", " ", fname).strip().lower()
-        if not phrase or not _says(said, phrase, plural=True):
+        counted = fname == "count" and HOW_MANY.search(said) is not None  # "how many", "the number of": a list's count
+        if not phrase or not (counted or _says(said, phrase, plural=True)):
             continue
         out += [
             v for v in values if _QUOTABLE.fullmatch(v) and (len(v) >= 2 or v.isdigit()) and not _says(said, v.lower())

@@ -1,0 +1,237 @@
+"""Which reply grammar lets the default policy answer a look-up? Replays recorded answer points (the first agent
+step after a successful tool result whose fields the user named, in finished `make synth` runs) against the real
+model server, once per reply grammar, and judges each reply as the judge would: it conveys every value the task's
+answer criteria ask of that result, is prose, and no rejected hack fires on the episode cut there.
+
+    python benchmarks/reply_grammar.py DATA_DIR [DATA_DIR ...] [--samples 2] [--json PATH]
+
+Variants: `any` (one of the asked values anywhere in the first 200 characters: the grammar up to 2026-12-05),
+`all` (every asked value, in the result's order, each after a space or punctuation mark, the first within 100
+characters). The prompts are the recorded conversations, copied by value; the tools the prompt shows are the
+episode's; the grammar offers no call (a reply is what is measured). Each prompt x variant x sample has its own
+seed, the same across variants.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import random
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from worldsmith.answers import agent_texts, mentions  # noqa: E402
+from worldsmith.config import load_config  # noqa: E402
+from worldsmith.judge.hacks import find_hacks  # noqa: E402
+from worldsmith.llm import LLMClient  # noqa: E402
+from worldsmith.llm.client import LLMResult, grammar_schema, parse_constrained_turn, prose_reply_schema  # noqa: E402
+from worldsmith.llm.server import ModelServer  # noqa: E402
+from worldsmith.prose import garbled_text, one_word, tool_result  # noqa: E402
+from worldsmith.records import Task, Trajectory, World  # noqa: E402
+from worldsmith.store import RunStore  # noqa: E402
+from worldsmith.vocab import (  # noqa: E402
+    MAX_REPLY_CHARS,
+    PROSE_CHAR,
+    QUOTING_TAIL,
+    quoting_reply_pattern,
+    quoting_reply_pattern_all,
+)  # noqa: E402
+from worldsmith.worldmodel.grounding import asked_values  # noqa: E402
+
+
+def _listed(values: list[str], end: str) -> str:
+    """Every value, one list ("a, b and c"), after a lead of at most 80 characters; then `end`."""
+    if len(values) > 6 or any(len(v) > 60 for v in values):
+        return quoting_reply_pattern(values)
+    esc = [re.sub(r"([.^$*+?()|/])", r"\\\1", v) for v in values]
+    items = esc[0] + "".join(f"(, | and |, and ){v}" for v in esc[1:])
+    return f"^[A-Z]{PROSE_CHAR}{{0,79}}[ (:,']{items}{end}"
+
+
+def _all_then(values: list[str], end: str) -> str:
+    """Every value in order (`quoting_reply_pattern_all`'s gaps), then `end` instead of its 130-character tail."""
+    pattern = quoting_reply_pattern_all(values)
+    return pattern[: -len(QUOTING_TAIL)] + end if pattern.endswith(QUOTING_TAIL) else pattern
+
+
+# a few words with no digit after the last value ("pages.", "(Orbit item)."), and the reply ends
+SHORT_END = PROSE_CHAR[:-1] + "0-9]{0,24}$"
+
+VARIANTS = {
+    "any": quoting_reply_pattern,
+    "all": quoting_reply_pattern_all,
+    "list": lambda vs: _listed(vs, QUOTING_TAIL),  # the values as one list, then the model's own words
+    "list_end": lambda vs: _listed(vs, r"[.]?$"),  # the values as one list, and the reply ends there
+    "all_end": lambda vs: _all_then(vs, SHORT_END),  # every value in order, then a few words at most
+}
+
+
+def answer_points(data_dirs: list[Path]) -> list[dict]:
+    """One per trajectory: its conversation up to the first successful result whose asked values the task's
+    answer criteria hold, with those values and the episode, cut there, to judge a reply in."""
+    points = []
+    for data in data_dirs:
+        for run_dir in sorted((data / "runs").iterdir()):
+            store = RunStore(data, run_dir.name)
+            tasks = {t.task_id: t for t in store.read(Task)}
+            source = {w.world_id: w.source for w in store.read(World)}
+            for traj in store.read(Trajectory):
+                task = tasks[traj.task_id]
+                points += _point(traj, task, source.get(task.world_id, "?"))
+    return points
+
+
+def _point(traj: Trajectory, task: Task, source: str) -> list[dict]:
+    asked = [v for c in task.rubric.criteria if c.kind == "answer" and not c.declines for v in c.contains]
+    for i in range(2, len(traj.messages)):
+        prefix = traj.messages[:i]
+        if prefix[-1]["role"] != "tool" or traj.messages[i]["role"] != "assistant":
+            continue
+        quote = asked_values(prefix)
+        shown = json.dumps(tool_result(prefix[-1]))
+        values = [v for v in asked if str(v) in shown]
+        if quote and values:
+            ids = {m.get("tool_call_id") for m in prefix if m["role"] == "tool"}
+            cut = traj.model_copy(
+                update={
+                    "messages": copy.deepcopy(prefix),
+                    "calls": [c for c in traj.calls if c.call_id in ids],
+                    "status": "finished",
+                }
+            )
+            recorded = traj.messages[i].get("content") if not traj.messages[i].get("tool_calls") else None
+            point = {"id": f"{traj.trajectory_id}@{i}", "source": source, "quote": quote, "values": values}
+            return [{**point, "traj": cut, "recorded": recorded}]
+    return []
+
+
+def judge_reply(point: dict, text: str, cap: int, rejected: set[str]) -> dict:
+    traj = point["traj"].model_copy(
+        update={"messages": [*point["traj"].messages, {"role": "assistant", "content": text}]}
+    )
+    said = all(mentions(v, agent_texts(traj))[0] for v in point["values"])
+    garbled = garbled_text(text, cap) or one_word(text)
+    hacks = sorted({h.kind for h in find_hacks(traj)} & rejected)
+    return {"said_all": said, "garbled": garbled, "hacks": hacks, "ok": said and not garbled and not hacks}
+
+
+async def reply(client: LLMClient, variant: str, p: dict, seed: int) -> LLMResult:
+    """The agent's reply under `variant`'s pattern: tool_step's constrained branch with no call offered."""
+    schema = prose_reply_schema(VARIANTS[variant](p["quote"]))
+    fmt = {"type": "json_schema", "json_schema": {"name": "assistant_turn", "schema": grammar_schema(schema)}}
+    messages = copy.deepcopy(p["traj"].messages)
+    r = await client.chat("agent", messages, tools=p["traj"].tools, tool_choice="none", response_format=fmt, seed=seed)
+    if r.ok:
+        parse_constrained_turn(r, schema, turn=len(messages))
+    return r
+
+
+async def sample(cfg, url: str, points: list[dict], samples: int, variants: list[str]) -> list[dict]:
+    client = LLMClient(cfg.llm, embedded_url=url)
+    sem = asyncio.Semaphore(cfg.llm.endpoints["local"].max_concurrency)
+    rejected = set(cfg.judge.reject_hacks)
+    out: list[dict] = []
+    done = 0
+
+    async def one(p: dict) -> None:
+        nonlocal done
+        async with sem:  # a point's requests one after another: its prompt stays in the slot's cache
+            for k in range(samples):
+                for variant in variants:
+                    r = await reply(client, variant, p, seed=7919 * k + 17)
+                    text = (r.message().get("content") or "") if r.ok else ""
+                    verdict = judge_reply(p, text, MAX_REPLY_CHARS, rejected) if r.ok else {"ok": False}
+                    out.append(
+                        {
+                            "variant": variant,
+                            "point": p["id"],
+                            "source": p["source"],
+                            "sample": k,
+                            "reply": text,
+                            "error": r.error_kind,
+                            "tokens": r.completion_tokens,
+                            **verdict,
+                        }
+                    )
+        done += 1
+        if done % 10 == 0:
+            print(f"  {done}/{len(points)} answer points", flush=True)
+
+    await asyncio.gather(*map(one, points))
+    for p in points:  # what the episode itself replied there (a call instead of a reply: not counted)
+        if p["recorded"]:
+            verdict = judge_reply(p, p["recorded"], MAX_REPLY_CHARS, rejected)
+            out.append(
+                {"variant": "recorded", "point": p["id"], "source": p["source"], "reply": p["recorded"], **verdict}
+            )
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data", nargs="+", type=Path)
+    ap.add_argument("--samples", type=int, default=2)
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    ap.add_argument("--per-source", type=int, default=30, help="answer points per world source, drawn seeded")
+    ap.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results" / "reply_grammar.json")
+    ap.add_argument("--server-data", type=Path, default=Path("/tmp/reply-grammar"))
+    a = ap.parse_args()
+    cfg, _ = load_config(ROOT / "pipeline.yaml", [])
+    points = answer_points(a.data)
+    by_source: dict[str, list[dict]] = defaultdict(list)
+    for p in points:
+        by_source[p["source"]].append(p)
+    points = [p for ps in by_source.values() for p in random.Random(0).sample(ps, min(a.per_source, len(ps)))]
+    print(f"{len(points)} answer points ({dict(Counter(p['source'] for p in points))})", flush=True)
+    server = ModelServer(cfg.llm.server, ROOT, a.server_data)
+    server.start()
+    t0 = time.monotonic()
+    try:
+        rows = asyncio.run(sample(cfg, server.url, points, a.samples, a.variants))
+    finally:
+        server.stop()
+    table: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    for r in rows:
+        for key in ((r["variant"], r["source"]), (r["variant"], "all")):
+            t = table[key]
+            t["n"] += 1
+            t["ok"] += r["ok"]
+            t["said_all"] += bool(r.get("said_all"))
+            t["garbled"] += bool(r.get("garbled"))
+            t["hacked"] += bool(r.get("hacks"))
+            t["tokens"] += r.get("tokens") or 0
+    head = ("variant", "source", "n", "ok", "said all", "garbled", "hack", "tok/reply")
+    print("\n{:8} {:9} {:>4} {:>4} {:>8} {:>7} {:>5} {:>9}".format(*head))
+    for (v, s), t in sorted(table.items()):
+        print(
+            f"{v:8} {s:9} {t['n']:4} {t['ok']:4} {t['said_all']:8} {t['garbled']:7} {t['hacked']:5} "
+            f"{t['tokens'] / max(1, t['n']):9.0f}"
+        )
+    a.json.parent.mkdir(parents=True, exist_ok=True)
+    a.json.write_text(
+        json.dumps(
+            {
+                "data": [str(d) for d in a.data],
+                "samples": a.samples,
+                "variants": a.variants,
+                "points": len(points),
+                "seconds": round(time.monotonic() - t0, 1),
+                "table": {f"{v}/{s}": dict(t) for (v, s), t in table.items()},
+                "replies": rows,
+            },
+            indent=1,
+        )
+    )
+    print(f"wrote {a.json}")
+
+
+if __name__ == "__main__":
+    main()
