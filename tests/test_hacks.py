@@ -249,6 +249,9 @@ def test_a_garbled_reply_is_found_and_prose_is_not():
         "The account has been closed. The account has",
         "Upgrade to the yearly plan. Status: Completed. Reviewer ID: rvw-6303. Repository ID: rps-8704. "
         "Date: 2025-12-27, Status: Completed, Reviewer ID: rvw-6303, Repos",
+        # one item three times in a row (replies the judge kept in the reply-grammar benchmark, 2026-12-05)
+        "Theresa Moore, Theresa Moore, Theresa Moore, Granite repository, Theresa Moore, Granite repository, draft",
+        "The list of files with the prefix summit-alpha is: fl-3205, fl-3205, fl-3205, fl-3205",
     ):
         assert garbled_text(text), text
     for text in (
@@ -263,6 +266,8 @@ def test_a_garbled_reply_is_found_and_prose_is_not():
         "quartz-summit",
         "OK.",
         "Confirmed.",
+        "Flights fl-1, fl-1 and fl-2 leave today: fl-1 twice, as it has two legs.",  # twice is a list, not a loop
+        "The seats are 12A, 12B and 12C.",
     ):
         assert not garbled_text(text), text
     # cut at the length bound of constrained decoding, mid-word: garbled there, prose where replies are not bounded

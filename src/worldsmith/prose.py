@@ -19,6 +19,10 @@ MARKUP = re.compile(
 WORD = re.compile(r"[a-z0-9@_'-]+(?:\.[a-z0-9_-]+)*")  # "46.5" one word, "closed." not
 SENTENCE_END = re.compile(r"[.!?]+(?:\s+|$)|\n+")
 ID_LIKE = re.compile(r"(?=.*[a-z])(?=.*\d)")  # letters and digits in one token: "rvw-6303", "ord-1042"
+# one item three times in a row in a list: "Theresa Moore, Theresa Moore, Theresa Moore", "fl-3205, fl-3205, fl-3205"
+REPEATED_ITEM = re.compile(
+    r"(?<![\w-])([A-Za-z0-9][\w' .-]{1,40}?)(?:\s*,\s*(?:and\s+)?\1(?![\w-])){2,}", re.IGNORECASE
+)
 
 
 def _loops(text: str) -> bool:
@@ -32,6 +36,8 @@ def _loops(text: str) -> bool:
     sentences = [tuple(WORD.findall(s.lower())) for s in SENTENCE_END.split(text)]
     long = [s for s in sentences if len(s) >= 4]
     if len(long) != len(set(long)):
+        return True
+    if REPEATED_ITEM.search(text):
         return True
     words = WORD.findall(text.lower())
     lines = [WORD.findall(line.lower()) for line in text.splitlines()]  # a list's rows: no run across two
