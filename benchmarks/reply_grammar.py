@@ -5,11 +5,14 @@ answer criteria ask of that result, is prose, and no rejected hack fires on the 
 
     python benchmarks/reply_grammar.py DATA_DIR [DATA_DIR ...] [--samples 2] [--json PATH]
 
-Variants: `any` (one of the asked values anywhere in the first 200 characters: the grammar up to 2026-12-05),
-`all` (every asked value, in the result's order, each after a space or punctuation mark, the first within 100
-characters). The prompts are the recorded conversations, copied by value; the tools the prompt shows are the
-episode's; the grammar offers no call (a reply is what is measured). Each prompt x variant x sample has its own
-seed, the same across variants.
+Variants (`VARIANTS`): `any` (one asked value anywhere in the first 200 characters, then 130 free: the product's
+`vocab.quoting_reply_pattern`), `all` (every value, in the result's order, each after a space or a mark), `list` /
+`list_end` (the values as one list, then free words / the end), `all_end` (every value, then at most 24 characters
+with no digit), `fields` (each asked field by name, "the order item ids are ...", then its values). "How many" asks
+a list's count here (`asked_fields(count=True)`). The prompts are the recorded conversations, copied by value; the
+tools the prompt shows are the episode's; the grammar offers no call (a reply is what is measured). A point's
+samples have their own seeds, the same across variants. The judge's verdict is not a reader's: results/README and
+benchmarks/README.md give what a reading of the kept replies found.
 """
 
 from __future__ import annotations
@@ -37,21 +40,57 @@ from worldsmith.llm.server import ModelServer  # noqa: E402
 from worldsmith.prose import garbled_text, one_word, tool_result  # noqa: E402
 from worldsmith.records import Task, Trajectory, World  # noqa: E402
 from worldsmith.store import RunStore  # noqa: E402
-from worldsmith.vocab import (  # noqa: E402
-    MAX_REPLY_CHARS,
-    PROSE_CHAR,
-    QUOTING_TAIL,
-    quoting_reply_pattern,
-    quoting_reply_pattern_all,
-)  # noqa: E402
-from worldsmith.worldmodel.grounding import asked_values  # noqa: E402
+from worldsmith.vocab import MAX_REPLY_CHARS, PROSE_CHAR, QUOTING_TAIL, quoting_reply_pattern  # noqa: E402
+from worldsmith.worldmodel.grounding import asked_fields  # noqa: E402
+
+
+def _escaped(value: str) -> str:
+    return re.sub(r"([.^$*+?()|/])", r"\\\1", value)
+
+
+def quoting_reply_pattern_all(values: list[str]) -> str:
+    """Every value, in order, each after a space or a mark (not glued to a word: "individualsech-6101"), the first
+    within 80 characters and each next within 40; too long for the length bound: `quoting_reply_pattern`."""
+    if not values or 1 + 80 + 41 * (len(values) - 1) + sum(len(v) + 1 for v in values) + 130 > MAX_REPLY_CHARS:
+        return quoting_reply_pattern(values)
+    before = "[ (:,']"
+    first = rf"[A-Z]{PROSE_CHAR}{{0,79}}{before}{_escaped(values[0])}"
+    if values[0][:1].isupper():
+        first = rf"({first}|{_escaped(values[0])})"
+    rest = "".join(rf"{PROSE_CHAR}{{0,40}}{before}{_escaped(v)}" for v in values[1:])
+    return f"^{first}{rest}{QUOTING_TAIL}"
+
+
+# after an answer's values: a few words with no digit (" pages.", " (Orbit item).") and the reply ends
+ANSWER_END = PROSE_CHAR[:-1] + "0-9]{0,30}$"
+
+
+def answering_reply_pattern(fields: list[tuple[str, list[str]]]) -> str:
+    """For each asked field, in order, its name and then its values as one list ("... the order item ids are
+    ord-5402 and ord-5403"; a count: the number alone), a few words of the model's own before each, `ANSWER_END`
+    after the last; too long: `quoting_reply_pattern_all`."""
+    verb = "( is| are| was| were|:) "
+    parts, longest = [], 1
+    for name, values in fields:
+        items = _escaped(values[0]) + "".join(f"(, | and |, and ){_escaped(v)}" for v in values[1:])
+        size = sum(len(v) + 6 for v in values)
+        if name == "count":
+            parts.append(rf"{PROSE_CHAR}{{0,40}}[ (]{items}")
+            longest += 41 + size
+            continue
+        phrase = re.sub(r"[_-]+", " ", name).strip().lower()
+        parts.append(rf"{PROSE_CHAR}{{0,40}} {_escaped(phrase)}s?( (of|for) {PROSE_CHAR}{{1,30}})?{verb}{items}")
+        longest += 41 + len(phrase) + 2 + 35 + 6 + size
+    if not fields or longest + 30 > MAX_REPLY_CHARS:
+        return quoting_reply_pattern_all([v for _, values in fields for v in values])
+    return f"^[A-Z]{''.join(parts)}{ANSWER_END}"
 
 
 def _listed(values: list[str], end: str) -> str:
     """Every value, one list ("a, b and c"), after a lead of at most 80 characters; then `end`."""
     if len(values) > 6 or any(len(v) > 60 for v in values):
         return quoting_reply_pattern(values)
-    esc = [re.sub(r"([.^$*+?()|/])", r"\\\1", v) for v in values]
+    esc = [_escaped(v) for v in values]
     items = esc[0] + "".join(f"(, | and |, and ){v}" for v in esc[1:])
     return f"^[A-Z]{PROSE_CHAR}{{0,79}}[ (:,']{items}{end}"
 
@@ -65,12 +104,13 @@ def _all_then(values: list[str], end: str) -> str:
 # a few words with no digit after the last value ("pages.", "(Orbit item)."), and the reply ends
 SHORT_END = PROSE_CHAR[:-1] + "0-9]{0,24}$"
 
-VARIANTS = {
-    "any": quoting_reply_pattern,
-    "all": quoting_reply_pattern_all,
-    "list": lambda vs: _listed(vs, QUOTING_TAIL),  # the values as one list, then the model's own words
-    "list_end": lambda vs: _listed(vs, r"[.]?$"),  # the values as one list, and the reply ends there
-    "all_end": lambda vs: _all_then(vs, SHORT_END),  # every value in order, then a few words at most
+VARIANTS = {  # each: the pattern for an answer point's asked values (`quote`) or fields (`fields`)
+    "any": lambda p: quoting_reply_pattern(p["quote"]),
+    "all": lambda p: quoting_reply_pattern_all(p["quote"]),
+    "list": lambda p: _listed(p["quote"], QUOTING_TAIL),  # the values as one list, then the model's own words
+    "list_end": lambda p: _listed(p["quote"], r"[.]?$"),  # the values as one list, and the reply ends there
+    "all_end": lambda p: _all_then(p["quote"], SHORT_END),  # every value in order, then a few words at most
+    "fields": lambda p: answering_reply_pattern(p["fields"]),  # each asked field by name, then its values
 }
 
 
@@ -95,7 +135,8 @@ def _point(traj: Trajectory, task: Task, source: str) -> list[dict]:
         prefix = traj.messages[:i]
         if prefix[-1]["role"] != "tool" or traj.messages[i]["role"] != "assistant":
             continue
-        quote = asked_values(prefix)
+        fields = asked_fields(prefix, count=True)
+        quote = list(dict.fromkeys(v for _, values in fields for v in values))
         shown = json.dumps(tool_result(prefix[-1]))
         values = [v for v in asked if str(v) in shown]
         if quote and values:
@@ -108,7 +149,13 @@ def _point(traj: Trajectory, task: Task, source: str) -> list[dict]:
                 }
             )
             recorded = traj.messages[i].get("content") if not traj.messages[i].get("tool_calls") else None
-            point = {"id": f"{traj.trajectory_id}@{i}", "source": source, "quote": quote, "values": values}
+            point = {
+                "id": f"{traj.trajectory_id}@{i}",
+                "source": source,
+                "quote": quote,
+                "fields": fields,
+                "values": values,
+            }
             return [{**point, "traj": cut, "recorded": recorded}]
     return []
 
@@ -125,8 +172,11 @@ def judge_reply(point: dict, text: str, cap: int, rejected: set[str]) -> dict:
 
 async def reply(client: LLMClient, variant: str, p: dict, seed: int) -> LLMResult:
     """The agent's reply under `variant`'s pattern: tool_step's constrained branch with no call offered."""
-    schema = prose_reply_schema(VARIANTS[variant](p["quote"]))
-    fmt = {"type": "json_schema", "json_schema": {"name": "assistant_turn", "schema": grammar_schema(schema)}}
+    pattern = VARIANTS[variant](p)
+    schema = prose_reply_schema(pattern)
+    grammar = grammar_schema(schema)
+    grammar["properties"]["content"]["pattern"] = pattern  # the client keeps only its own patterns in the grammar
+    fmt = {"type": "json_schema", "json_schema": {"name": "assistant_turn", "schema": grammar}}
     messages = copy.deepcopy(p["traj"].messages)
     r = await client.chat("agent", messages, tools=p["traj"].tools, tool_choice="none", response_format=fmt, seed=seed)
     if r.ok:

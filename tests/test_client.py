@@ -397,33 +397,25 @@ def test_prose_replies_put_the_sentence_pattern_in_the_grammar_and_check_it(fake
 
 
 def test_a_quoting_reply_pattern_reaches_the_grammar_and_is_checked():
-    """`quote` (rollouts.reply_quotes_asked): the reply branch's pattern requires every value, in order, each after a
-    space or a punctuation mark; the server's grammar keeps it (other patterns are dropped there), and a reply that
-    misses one is a schema error. Too many values to fit the length bound: one of them is enough."""
+    """`quote` (rollouts.reply_quotes_asked): the reply branch's pattern requires one of the values, the server's
+    grammar keeps it (other patterns are dropped there), and a reply without any of them is a schema error."""
     from worldsmith.llm.client import grammar_schema
 
     tools = [{"type": "function", "function": {"name": "get", "parameters": {"type": "object", "properties": {}}}}]
     schema = constrained_turn_schema(tools, require_tool=False, prose=True, quote=["Related work", "v1.2 (beta)"])
     pattern = grammar_schema(schema)["anyOf"][0]["properties"]["content"]["pattern"]
-    assert "Related work" in pattern and "v1\\.2 \\(beta\\)" in pattern and pattern.endswith("{0,130}$")
+    assert "(Related work|v1\\.2 \\(beta\\))" in pattern and pattern.endswith("{0,130}$")
     for text, ok in [
-        ("The section is called Related work, in v1.2 (beta).", True),
-        ("Related work is the section of v1.2 (beta).", True),  # a first value with a capital letter may open it
-        ("The section is called Related work.", False),  # one value missing
-        ("It runs v1.2 (beta), and the section is Related work.", False),  # not in the result's order
-        ("The section is xRelated work, in v1.2 (beta).", False),  # glued to a word
+        ("The section is called Related work.", True),
+        ("It runs v1.2 (beta) now.", True),
         ("The paper is available for download at https://arxiv.org/abs/2401.12345", False),
-        ("atlas-falcon is the name, not Related work in v1.2 (beta).", False),  # otherwise a capital letter opens it
-        ("The section is Related work, v1.2 (beta)" + "." * MAX_REPLY_CHARS, False),
+        ("Related work is the section.", True),  # a value with a capital letter may open the reply
+        ("atlas-falcon is the name, not Related work.", False),  # otherwise a capital letter opens it
+        ("The section is Related work" + "." * MAX_REPLY_CHARS, False),
     ]:
         r = LLMResult(ok=True, role="agent", model="m", endpoint="e", content=json.dumps({"content": text}))
         parse_constrained_turn(r, schema)
         assert r.ok is ok, text
-    many = [f"rec-{i:04d}-{'x' * 30}" for i in range(8)]  # 8 values of 39 characters: one of them is enough
-    loose = constrained_turn_schema(tools, require_tool=False, prose=True, quote=many)
-    r = LLMResult(ok=True, role="agent", model="m", endpoint="e", content=json.dumps({"content": f"It is {many[3]}."}))
-    parse_constrained_turn(r, loose)
-    assert r.ok
     # without prose replies the value is not required (the pattern lives in the prose grammar)
     plain = constrained_turn_schema(tools, require_tool=False, prose=False, quote=["Related work"])
     assert "pattern" not in plain["anyOf"][0]["properties"]["content"]

@@ -498,8 +498,8 @@ class RolloutsConfig(Strict):
     # destination asked), is sampled again as a call, the grammar narrowed to the get tools of that record
     read_before_reply: bool = True
     # grounded decoding with prose replies: a text reply right after a successful result whose fields the user's
-    # messages name ("the name for section sct-3203", "how many") must say all those values there, in order, by the
-    # grammar (grounding.asked_values): SmolLM2 answered crawled look-ups with links and numbers it made up
+    # messages name ("the name for section sct-3203") must say one of those fields' values there, in the grammar
+    # (grounding.asked_values): SmolLM2 answered crawled look-ups with links and numbers it made up
     reply_quotes_asked: bool = True
     # grounded decoding: the first step after a user message is offered the tools whose record or action the
     # message names, when it names any (grounding.named_tools): SmolLM2 often picked a crawled bundle's other tool

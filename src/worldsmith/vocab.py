@@ -195,27 +195,9 @@ def quoting_reply_pattern(values: list[str]) -> str:
     return f"^{head}{QUOTING_TAIL}"
 
 
-def quoting_reply_pattern_all(values: list[str]) -> str:
-    """The prose pattern with every one of `values`, in their order, each after a space or a punctuation mark
-    (not glued to a word: "individualsech-6101"), the first within 80 characters and each next within 40 of the
-    last: what a reply that answers a list look-up says. Within the same length bound; too many or too long values
-    to fit it: `quoting_reply_pattern` (one of them)."""
-    escaped = [re.sub(r"([.^$*+?()|/])", r"\\\1", v) for v in values]
-    if not values or 1 + 80 + 41 * (len(values) - 1) + sum(len(v) + 1 for v in values) + 130 > MAX_REPLY_CHARS:
-        return quoting_reply_pattern(values)
-    before = "[ (:,']"
-    first = rf"[A-Z]{PROSE_CHAR}{{0,79}}{before}{escaped[0]}"
-    if values[0][:1].isupper():
-        first = rf"({first}|{escaped[0]})"
-    rest = "".join(rf"{PROSE_CHAR}{{0,40}}{before}{v}" for v in escaped[1:])
-    return f"^{first}{rest}{QUOTING_TAIL}"
-
-
 def is_prose_pattern(pattern: str) -> bool:
     """Whether a JSON Schema pattern is one of the reply patterns above (kept in the server's grammar)."""
-    return pattern == PROSE_REPLY_PATTERN or (
-        pattern.startswith("^") and pattern.endswith("$") and PROSE_CHAR in pattern
-    )
+    return pattern == PROSE_REPLY_PATTERN or (pattern.startswith("^") and pattern.endswith(QUOTING_TAIL))
 
 
 # tau2's end tokens: the user simulator's last message carries the one of its action

@@ -40,7 +40,7 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_ran
 from worldsmith.config import EMBEDDED, POLICY_ENDPOINT, EndpointConfig, LLMConfig, RoleConfig
 from worldsmith.jsonschemas import embed_schema
 from worldsmith.records import content_id
-from worldsmith.vocab import MAX_REPLY_CHARS, PROSE_REPLY_PATTERN, is_prose_pattern, quoting_reply_pattern_all
+from worldsmith.vocab import MAX_REPLY_CHARS, PROSE_REPLY_PATTERN, is_prose_pattern, quoting_reply_pattern
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 POOL_CONNECTIONS = 64  # requests in flight per HTTP pool (benchmarks/README.md, "Pipeline ceiling")
@@ -447,7 +447,7 @@ class LLMClient:
         only the tool-call branch in constrained mode (llama.cpp ignores "required").
         `grammar_tools` (constrained mode): what the decoder may call, when narrower than the
         `tools` the prompt shows (grounded decoding); none left: a text reply. `quote` (constrained mode, prose
-        replies): a text reply must say these values, in order (`vocab.quoting_reply_pattern_all`).
+        replies): a text reply must say one of these values (`vocab.quoting_reply_pattern`).
         """
         mode = mode or self.role(role).tool_call_mode
         if mode == "native":
@@ -610,10 +610,10 @@ def constrained_turn_schema(
     quote: list[str] | None = None,
 ) -> dict[str, Any]:
     """JSON Schema of one assistant turn: a text reply (with `prose`, one the grammar keeps to sentence characters;
-    with `quote` too, one that says every one of those values, in order), or calls to the given tools."""
+    with `quote` too, one that says one of those values), or calls to the given tools."""
     reply = PROSE_REPLY_SCHEMA if prose else REPLY_SCHEMA
     if prose and quote:
-        reply = prose_reply_schema(quoting_reply_pattern_all(quote))
+        reply = prose_reply_schema(quoting_reply_pattern(quote))
     if not tools:
         return reply
     calls = []

@@ -328,12 +328,14 @@ def _field_values(doc: Any, out: dict[str, list[str]]) -> None:
             _field_values(x, out)
 
 
-def asked_values(messages: list[dict[str, Any]]) -> list[str]:
-    """Right after a tool result that succeeded: the values, in that result, of the fields the user's messages
-    name ("the name for section sct-3203" -> the result's `name`), less those the user wrote themselves (the key
-    they gave). What a reply that answers must quote; under grounding the reply's grammar requires one of them
-    (`rollouts.reply_quotes_asked`): SmolLM2 answered crawled look-ups with links and numbers it made up. Empty when
-    the last message is no successful result or the user names none of its fields."""
+def asked_fields(messages: list[dict[str, Any]], count: bool = False) -> list[tuple[str, list[str]]]:
+    """Right after a tool result that succeeded: each field of that result the user's messages name ("the name for
+    section sct-3203" -> the result's `name`; with `count`, "how many" -> a list's `count`, which
+    benchmarks/reply_grammar.py tries), with its values there, less those the user wrote themselves (the key they
+    gave), in the result's order. What a reply that answers must say; under
+    grounding the reply's grammar requires them (`rollouts.reply_quotes_asked`): SmolLM2 answered crawled look-ups
+    with links and numbers it made up. Empty when the last message is no successful result or the user names none
+    of its fields."""
     if not messages or (doc := tool_result(messages[-1])) is None:
         return []
     said = " ".join(_text(m.get("content")) for m in messages if m["role"] == "user").lower()
@@ -342,10 +344,19 @@ def asked_values(messages: list[dict[str, Any]]) -> list[str]:
     out = []
     for fname, values in by_field.items():
         phrase = re.sub(r"[_-]+", " ", fname).strip().lower()
-        counted = fname == "count" and HOW_MANY.search(said) is not None  # "how many", "the number of": a list's count
+        counted = count and fname == "count" and HOW_MANY.search(said) is not None  # "how many", "the number of"
         if not phrase or not (counted or _says(said, phrase, plural=True)):
             continue
-        out += [
+        kept = [
             v for v in values if _QUOTABLE.fullmatch(v) and (len(v) >= 2 or v.isdigit()) and not _says(said, v.lower())
         ]
-    return list(dict.fromkeys(out))
+        if kept := list(dict.fromkeys(kept)):
+            out.append((fname, kept))
+    return out
+
+
+def asked_values(messages: list[dict[str, Any]]) -> list[str]:
+    """The values of `asked_fields`, in order, each once: under grounding the reply's grammar requires one of them
+    (`vocab.quoting_reply_pattern`); requiring all of them, or each after its field's name, made SmolLM2 write more
+    replies the judge keeps and fewer a reader does (benchmarks/README.md, reply grammars)."""
+    return list(dict.fromkeys(v for _, values in asked_fields(messages) for v in values))
