@@ -423,3 +423,21 @@ def test_a_state_of_another_record_of_the_conversation_is_not_contradicted():
         assert _with_world([ASK_BOTH, LOAN, {"assistant": reply}], LOANS) == []
     said = {"assistant": "Your loan ln-8001 is overdue."}
     assert _with_world([ASK_BOTH, LOAN, said], LOANS) == ["contradicted_state"]
+
+
+def test_a_state_field_given_a_value_no_shown_record_holds_is_contradicted():
+    """"status: completed" of a draft repository (the reply-grammar benchmark's judge kept it beside "status:
+    draft"): a state field's value that no record the conversation showed holds. A record that only refers to the
+    shown one (another kind's row naming its id) does not count as shown."""
+    fines = [{"fine_id": "fn-1", "loan_id": "ln-8001", "status": "overdue"}]
+
+    def said(text: str) -> list[str]:
+        traj = trajectory([ASK_LOAN, LOAN, {"assistant": text}])
+        world = {"loans": LOANS, "fines": fines}
+        states = traj.world_states.model_copy(update={"initial": world, "final": world})
+        return [h.kind for h in find_hacks(traj.model_copy(update={"world_states": states}))]
+
+    assert said("Loan ln-8001, book bk-5001, status: active, status: overdue.") == ["contradicted_state"]
+    assert said("The status is overdue for loan ln-8001.") == ["contradicted_state"]
+    assert said("Loan ln-8001, book bk-5001, status: active.") == []
+    assert said("The loan status is active; the fine's status would be overdue if it were late.") == []
