@@ -306,6 +306,11 @@ def test_a_reply_that_says_the_users_request_back_is_an_echo():
     assert kinds(APPROVE, APPROVED, {"assistant": "Approved: refund rfd-6103."}) == []
     said = "Refund rfd-6103 has been issued to the card it was paid with."
     assert "echoed_request" not in kinds(APPROVE, APPROVED, {"assistant": said}, {"user": said}, {"assistant": said})
+    # the request given back as a command (a default run kept "Cancel order ord-2003" for "I would like to cancel
+    # order ord-2003"); a short answer in the user's own words that is no command is prose
+    assert kinds(APPROVE, APPROVED, {"assistant": "Approve refund rfd-6103."}) == ["echoed_request"]
+    asked = {"user": "Is refund rfd-6103 issued? Could you approve it if not?"}
+    assert kinds(asked, APPROVED, {"assistant": "Refund rfd-6103 is issued."}) == []
 
 
 def test_a_reply_that_reports_a_failure_no_call_gave_is_unfounded():

@@ -35,14 +35,13 @@ KNOWN_KEPT_BAD = {
     "a2-trj_e72402589610a57c": "invented",  # "refundable, high-quality"
     "a2-trj_23204b772fde0958": "invented",  # "it was a high priority charge" (the record: low)
     "a2-trj_1f3698bdfe934fd3": "repeated_failing_call",  # recorded as repeated_refused_call, not rejected
-    # part a3 (a default run at 5da28f3): flourishes no record holds, a reply that echoes the request
+    # part a3 (a default run at 5da28f3): flourishes no record holds ("Cancel booking bkg-5204" is echoed_request now)
     "a3-trj_04c77ca94dd31f78": "invented",  # "confirmed by gold passengers"
     "a3-trj_1079e18f4b2e050a": "invented",  # the same
     "a3-trj_56ce9d431ff2ab30": "invented",  # "booked to Seattle" (the origin), "the status is not booked"
     "a3-trj_ac5cd2abe41ec781": "invented",  # "cancelled due to a blood pressure review" (the visit's reason)
     "a3-trj_b051cc37c559f50f": "invented",  # the same, "which was completed on March 21"
     "a3-trj_c2e7a909164baf1f": "invented",  # "the refund is available for all gold passengers ... 148.12 gold"
-    "a3-trj_c6f4d5c724bb2e44": "not_prose",  # "Cancel booking bkg-5204": the request echoed, no confirmation
     "a3-trj_c7e4c9acf7f8b66c": "invented",  # "a blockchain-based cryptocurrency platform"
     # part a4 (what a default run's judge kept at b6dc17f): flourishes, a refusal tried three times
     "a4-trj_51cd2c1948d62e0f": "repeated_failing_call",  # recorded as repeated_refused_call, not rejected
