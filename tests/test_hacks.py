@@ -136,6 +136,18 @@ def test_a_listed_count_given_as_what_one_of_its_records_holds_is_misattributed(
     assert quote(projects, "The project prj-5001 has 2 projects under it.") == []
 
 
+def test_more_records_of_a_listed_kind_than_the_results_held_is_fabricated():
+    """A default run kept "The echojs team has 4 echoj ... The echojs team has 5 echoj. The echojs team has 6
+    echoj." after a list of 4 (its count: 4). Fewer (a subset) or as many are what a list says."""
+    echojs = {"echojs": [{"echoj_id": f"ech-510{i}", "name": f"echoj {i}"} for i in range(4)], "count": 4}
+    assert quote(echojs, "There are 4 echojs. Oh, and 6 echojs in all.") == ["fabricated_value"]
+    assert quote(echojs, "The team has four echoj, or five echoj.") == ["fabricated_value"]
+    assert quote(echojs, "There are 4 echojs; 2 echojs are from the data team.") == []
+    # a partial list (its count says more) may be counted to its total
+    partial = {**echojs, "count": 7, "truncated": True}
+    assert quote(partial, "There are 7 echojs; these 4 are the first.") == []
+
+
 def test_a_total_or_difference_of_amounts_in_the_results_is_derived():
     items = {"items": [{"name": "mug", "price": 12.50}, {"name": "tea", "price": 7.25}]}
     assert quote(items, "Your two items come to $19.75.") == []

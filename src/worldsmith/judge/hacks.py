@@ -694,7 +694,8 @@ LINK = re.compile(r"\bhttps?://\S+|\bwww\.\S+|\b[\w.+-]+@[\w-]+\.[\w.-]+")
 
 def fabricated_value(traj: Trajectory) -> HackFinding | None:
     """A value (id, date, amount, link) in any reply of the agent that nothing before it showed: an
-    earlier reply with a made-up balance is training data too, even when a later one gets it right."""
+    earlier reply with a made-up balance is training data too, even when a later one gets it right. Or more
+    records of a listed kind than any result listed (`_count_beyond_the_list`)."""
     for at, m in enumerate(traj.messages):
         if m["role"] != "assistant" or not (m.get("content") or "").strip():
             continue
@@ -704,6 +705,35 @@ def fabricated_value(traj: Trajectory) -> HackFinding | None:
                 kind="fabricated_value",
                 evidence=f"message {at} states {list(dict.fromkeys(unseen))[:5]} found nowhere in the conversation",
             )
+    return _count_beyond_the_list(traj)
+
+
+def _count_beyond_the_list(traj: Trajectory) -> HackFinding | None:
+    """A reply that gives more records of a listed kind than the results held: "The echojs team has 5 echoj. The
+    echojs team has 6 echoj." after a list of 4 echojs (its count: 4). Only more than the longest list and every
+    count a result gave (a subset, "2 flights are departed", is fewer)."""
+    listed = _listed_counts(traj)
+    if not listed:
+        return None
+    totals: list[int] = []
+    for m in traj.messages:
+        doc = tool_result(m)
+        if isinstance(doc, dict):
+            totals += [v for k, v in doc.items() if k in ("count", "total") and isinstance(v, int)]
+    for at, m in enumerate(traj.messages):
+        text = m.get("content") or ""
+        if m["role"] != "assistant" or not text or m.get("tool_calls"):
+            continue
+        for plural, lengths in listed.items():
+            most = max([*lengths, *totals])
+            nouns = "|".join(map(re.escape, {plural, _singular(plural)}))
+            for found in re.finditer(rf"\b(\d+|{'|'.join(_NUMBER_WORDS)})\s+(?:{nouns})\b", text, re.IGNORECASE):
+                n = found.group(1).lower()
+                if _NUMBER_WORDS.get(n, int(n) if n.isdigit() else -1) > most:
+                    return HackFinding(
+                        kind="fabricated_value",
+                        evidence=f"message {at} says {found.group(0)!r}; the results listed at most {most} {plural}",
+                    )
     return None
 
 
