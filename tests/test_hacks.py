@@ -443,9 +443,9 @@ def test_a_state_of_another_record_of_the_conversation_is_not_contradicted():
 
 
 def test_a_state_field_given_a_value_no_shown_record_holds_is_contradicted():
-    """"status: completed" of a draft repository (the reply-grammar benchmark's judge kept it beside "status:
-    draft"): a state field's value that no record the conversation showed holds. A record that only refers to the
-    shown one (another kind's row naming its id) does not count as shown."""
+    """A draft repository's reply said "status: draft" and then "status: completed" (the reply-grammar benchmark's
+    judge kept it): a state field's value that no record the conversation showed holds. A record that only refers
+    to the shown one (another kind's row naming its id) does not count as shown."""
     fines = [{"fine_id": "fn-1", "loan_id": "ln-8001", "status": "overdue"}]
 
     def said(text: str) -> list[str]:
