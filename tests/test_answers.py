@@ -34,6 +34,10 @@ def test_numbers_match_whole_and_by_value():
     assert not passed(23553, "That's $23,553.50.")
     assert passed("19.75", "The total is $19.750")
     assert not passed(1001, "Order o-1001 is open.")  # a number inside an id is part of the id
+    # nor is one inside a phone number with its country code (P3 kept "no shows: 1" for "+1-489-541-6959")
+    assert not passed(1, "Her phone number is +1-489-541-6959.")
+    assert passed("+1-489-541-6959", "Her phone number is +1-489-541-6959.")
+    assert passed(1, "She missed 1 appointment; her phone is +1-489-541-6959.")
 
 
 DUE = [

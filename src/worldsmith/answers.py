@@ -50,7 +50,7 @@ CLOCK = re.compile(r"(?<![\w:.])(\d{1,2}):(\d{2})(?::\d{2})?(?![\w:])")
 MONEY = re.compile(
     rf"{CURRENCY}\s?-?({NUMBER})(?![\w]|[.,]\d)|(?<![\w.,])({NUMBER})\s?(?:USD|EUR|GBP|dollars|euros)\b", re.IGNORECASE
 )
-PHONE = re.compile(r"(?<![\w-])\d{2,4}(?:[-.]\d{2,4}){2,}(?![\w-])")
+PHONE = re.compile(r"(?<![\w+-])(?:\+\d{1,3}[-. ]?)?\d{2,4}(?:[-.]\d{2,4}){2,}(?![\w-])")  # "+1-489-541-6959" is one
 # IBANs, card numbers
 GROUPED = re.compile(r"(?<![\w-])(?:[A-Z]{2}\d{2}|\d{4})(?: [A-Z\d]{4}){2,}(?: [A-Z\d]{1,4})?(?![\w-])")
 TOKEN = re.compile(r"(?<![\w.@-])#?[A-Za-z0-9][\w-]*[A-Za-z0-9]|(?<![\w.@-])#\d")
