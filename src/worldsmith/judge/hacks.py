@@ -709,11 +709,14 @@ def fabricated_value(traj: Trajectory) -> HackFinding | None:
 
 
 def _count_beyond_the_list(traj: Trajectory) -> HackFinding | None:
-    """A reply that gives more records of a listed kind than the results held: "The echojs team has 5 echoj. The
-    echojs team has 6 echoj." after a list of 4 echojs (its count: 4). Only more than the longest list and every
-    count a result gave (a subset, "2 flights are departed", is fewer)."""
+    """A reply that gives more records of a kind than the conversation showed: "The echojs team has 5 echoj. The
+    echojs team has 6 echoj." after a list of 4 echojs (its count: 4); "the owner of 48 accounts" after reading one.
+    Only more than the longest list and every count a result gave, and than the records of that kind whose ids the
+    conversation showed (a subset, "2 flights are departed", is fewer), and not said so before ("up to 3 loans")."""
     listed = _listed_counts(traj)
-    if not listed:
+    states = traj.world_states
+    kinds = {*listed, *states.initial, *states.final}
+    if not kinds:
         return None
     totals: list[int] = []
     for m in traj.messages:
@@ -724,15 +727,19 @@ def _count_beyond_the_list(traj: Trajectory) -> HackFinding | None:
         text = m.get("content") or ""
         if m["role"] != "assistant" or not text or m.get("tool_calls"):
             continue
-        for plural, lengths in listed.items():
-            most = max([*lengths, *totals])
-            nouns = "|".join(map(re.escape, {plural, _singular(plural)}))
+        seen = " ".join(_seen_texts(traj.messages[:at])).lower()
+        for plural in kinds:
+            records = [*(states.initial.get(plural) or []), *(states.final.get(plural) or [])]
+            ids = {i for r in records if isinstance(r, dict) and (i := _own_id(r)) and i in seen}
+            most = max([*listed.get(plural, ()), *(totals if plural in listed else ()), len(ids)])
+            noun = plural.replace("_", " ")
+            nouns = "|".join(map(re.escape, {noun, _singular(noun)}))
             for found in re.finditer(rf"\b(\d+|{'|'.join(_NUMBER_WORDS)})\s+(?:{nouns})\b", text, re.IGNORECASE):
                 n = found.group(1).lower()
-                if _NUMBER_WORDS.get(n, int(n) if n.isdigit() else -1) > most:
+                if _NUMBER_WORDS.get(n, int(n) if n.isdigit() else -1) > most and found.group(0).lower() not in seen:
                     return HackFinding(
                         kind="fabricated_value",
-                        evidence=f"message {at} says {found.group(0)!r}; the results listed at most {most} {plural}",
+                        evidence=f"message {at} says {found.group(0)!r}; the conversation showed at most {most} {noun}",
                     )
     return None
 
