@@ -547,10 +547,14 @@ def sample_blueprint(
                 d.intents = [{"kind": "change_unsaid", "who": who, "field": hold.removeprefix("new ")}]
     elif difficulty == "multi_call":
         d = one(usable, state)
-        second = [t for t in usable if t is not d.steps[0].tool] or usable
-        after = apply_patch(state, execute(world, d.steps[0].tool.binding, state, d.steps[0].arguments).patch)
+        first = d.steps[0].tool
+        # another tool, and not one bound to the very same read (a server's get_echojs_top and get_echojs_latest: a
+        # request asked "how many echojs are there? Also, how many echojs are there?")
+        second = [t for t in usable if t is not first and not _same_read(t.binding, first.binding)] or usable
+        after = apply_patch(state, execute(world, first.binding, state, d.steps[0].arguments).patch)
         e = one(second, after)
-        if e.steps[0].arguments == d.steps[0].arguments and e.steps[0].tool is d.steps[0].tool:
+        same = e.steps[0].tool is first or _same_read(e.steps[0].tool.binding, first.binding)
+        if (same and e.steps[0].arguments == d.steps[0].arguments) or e.intents == d.intents:
             raise BlueprintFailure("no_second_call", "the second call repeats the first")
         d.steps += e.steps
         d.facts.update({f"other {k}" if k in d.facts and d.facts[k] != v else k: v for k, v in e.facts.items()})
