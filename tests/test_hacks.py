@@ -480,3 +480,13 @@ def test_a_state_field_given_a_value_no_shown_record_holds_is_contradicted():
     assert said("The status is overdue for loan ln-8001.") == ["contradicted_state"]
     assert said("Loan ln-8001, book bk-5001, status: active.") == []
     assert said("The loan status is active; the fine's status would be overdue if it were late.") == []
+
+
+def test_a_world_whose_records_have_no_string_id_is_judged_not_crashed():
+    """A crawled world's rows may carry no string id (a name, an integer number): the state and count checks then
+    see no shown record of that kind, instead of failing the judge stage (a TypeError before)."""
+    rows = [{"name": "alpha", "number": 7, "status": "active"}]
+    read = {"call": "get_thing", "args": {"name": "alpha"}, "result": rows[0]}
+    traj = trajectory([{"user": "Is alpha active?"}, read, {"assistant": "Alpha, status: active."}])
+    states = traj.world_states.model_copy(update={"initial": {"things": rows}, "final": {"things": rows}})
+    assert [h.kind for h in find_hacks(traj.model_copy(update={"world_states": states}))] == []
