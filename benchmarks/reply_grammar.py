@@ -41,11 +41,16 @@ from worldsmith.prose import garbled_text, one_word, tool_result  # noqa: E402
 from worldsmith.records import Task, Trajectory, World  # noqa: E402
 from worldsmith.store import RunStore  # noqa: E402
 from worldsmith.vocab import MAX_REPLY_CHARS, PROSE_CHAR, QUOTING_TAIL, quoting_reply_pattern  # noqa: E402
-from worldsmith.worldmodel.grounding import asked_fields  # noqa: E402
+from worldsmith.worldmodel.grounding import asked_fields, asked_values  # noqa: E402
 
 
 def _escaped(value: str) -> str:
     return re.sub(r"([.^$*+?()|/])", r"\\\1", value)
+
+
+def _one_list(values: list[str]) -> str:
+    """The values as one list, in order: "a", "a and b", "a, b, and c"."""
+    return _escaped(values[0]) + "".join(f"(, | and |, and ){_escaped(v)}" for v in values[1:])
 
 
 def quoting_reply_pattern_all(values: list[str]) -> str:
@@ -72,7 +77,7 @@ def answering_reply_pattern(fields: list[tuple[str, list[str]]]) -> str:
     verb = "( is| are| was| were|:) "
     parts, longest = [], 1
     for name, values in fields:
-        items = _escaped(values[0]) + "".join(f"(, | and |, and ){_escaped(v)}" for v in values[1:])
+        items = _one_list(values)
         size = sum(len(v) + 6 for v in values)
         if name == "count":
             parts.append(rf"{PROSE_CHAR}{{0,40}}[ (]{items}")
@@ -90,9 +95,7 @@ def _listed(values: list[str], end: str) -> str:
     """Every value, one list ("a, b and c"), after a lead of at most 80 characters; then `end`."""
     if len(values) > 6 or any(len(v) > 60 for v in values):
         return quoting_reply_pattern(values)
-    esc = [_escaped(v) for v in values]
-    items = esc[0] + "".join(f"(, | and |, and ){v}" for v in esc[1:])
-    return f"^[A-Z]{PROSE_CHAR}{{0,79}}[ (:,']{items}{end}"
+    return f"^[A-Z]{PROSE_CHAR}{{0,79}}[ (:,']{_one_list(values)}{end}"
 
 
 def _all_then(values: list[str], end: str) -> str:
@@ -135,8 +138,7 @@ def _point(traj: Trajectory, task: Task, source: str) -> list[dict]:
         prefix = traj.messages[:i]
         if prefix[-1]["role"] != "tool" or traj.messages[i]["role"] != "assistant":
             continue
-        fields = asked_fields(prefix, count=True)
-        quote = list(dict.fromkeys(v for _, values in fields for v in values))
+        fields, quote = asked_fields(prefix, count=True), asked_values(prefix, count=True)
         shown = json.dumps(tool_result(prefix[-1]))
         values = [v for v in asked if str(v) in shown]
         if quote and values:

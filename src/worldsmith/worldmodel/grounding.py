@@ -355,8 +355,8 @@ def asked_fields(messages: list[dict[str, Any]], count: bool = False) -> list[tu
     return out
 
 
-def asked_values(messages: list[dict[str, Any]]) -> list[str]:
+def asked_values(messages: list[dict[str, Any]], count: bool = False) -> list[str]:
     """The values of `asked_fields`, in order, each once: under grounding the reply's grammar requires one of them
     (`vocab.quoting_reply_pattern`); requiring all of them, or each after its field's name, made SmolLM2 write more
     replies the judge keeps and fewer a reader does (benchmarks/README.md, reply grammars)."""
-    return list(dict.fromkeys(v for _, values in asked_fields(messages) for v in values))
+    return list(dict.fromkeys(v for _, values in asked_fields(messages, count) for v in values))
