@@ -602,21 +602,24 @@ def test_a_read_the_bundle_makes_twice_alike_passes_by_either_tool():
     assert not check_call(read, called("find_issues", {"q": "kettle"}))[0]
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_a_two_request_task_never_asks_the_same_read_twice(seed):
+def test_a_two_request_task_never_asks_the_same_read_twice():
     """multi_call over a bundle with two tools bound to the very same read: P2's task asked "How many echojs are
     there in total? Also, could you tell me how many echojs there are?". The second intent is another read, or the
-    draft is refused."""
+    draft is refused; and drafts are made (a test that passes on refusals alone proves nothing)."""
     from worldsmith.tasks.blueprint import BlueprintFailure
 
     twin = spec("find_issues", {"q": S}, ["q"], SEARCH.binding.model_copy(update={"limit_param": None}))
-    try:
-        d = sample_blueprint(WORLD, [SEARCH, twin], "multi_call", seed)
-    except BlueprintFailure as failure:
-        assert failure.reason == "no_second_call"
-        return
-    first, second = d.steps
-    assert d.intents[0] != d.intents[1]
-    assert not (
-        first.tool.binding.action == second.tool.binding.action == "list" and first.arguments == second.arguments
-    )
+    made = 0
+    for seed in range(8):
+        try:
+            d = sample_blueprint(WORLD, [SEARCH, twin], "multi_call", seed)
+        except BlueprintFailure as failure:
+            assert failure.reason == "no_second_call"
+            continue
+        made += 1
+        first, second = d.steps
+        assert d.intents[0] != d.intents[1], seed
+        assert not (
+            first.tool.binding.action == second.tool.binding.action == "list" and first.arguments == second.arguments
+        )
+    assert made >= 4
