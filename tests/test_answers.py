@@ -131,3 +131,13 @@ def test_values_in_gives_canonical_forms():
     }
     assert values_in("between 1:00 and 3:00 PM") == {"time:01:00", "time:13:00", "time:15:00"}  # 1:00 may be either
     assert values_in("03/04/2026") == {"date:2026-03-04", "date:2026-04-03"}  # month or day first
+
+
+def test_a_numbered_lists_item_numbers_are_no_values():
+    """P2 kept an answer to "how many flights go to Denver" (4) that said no count: its list's fourth item,
+    "4. Flights with departure time in Chicago", passed for one. A lone "Total: 4." is a value."""
+    listed = "The flights are: 1. Flights to Denver; 2. Flights from Chicago; 3. Flights; 4. Flights; 5. Flights"
+    assert not passed(4, listed)
+    assert not passed(2, "Here they are:\n1. fl-6801\n2. fl-6802")
+    assert passed(4, "Total: 4. That is all of them.")
+    assert passed(2, "There are 2 flights:\n1. fl-6801\n2. fl-6802")

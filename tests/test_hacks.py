@@ -209,6 +209,69 @@ def test_a_value_given_as_another_field_of_its_record_is_misattributed():
     assert quote(same, "The status is pending.") == []  # two fields that hold the same value
 
 
+def test_a_field_given_a_value_by_with_the_field_of_is_misattributed():
+    """P2 kept "The account has been updated to a closed account with the status of Granite account" (its name)."""
+    account = {"account_id": "acc-3902", "name": "Granite account", "status": "closed"}
+    assert quote(account, "It is a closed account with the status of Granite account.") == ["misattributed_value"]
+    assert quote(account, "It is Granite account, with the status of closed.") == []
+    assert quote(account, "The status of Granite account is closed.") == []  # the record named, then its field
+
+
+def test_a_state_dated_with_another_fields_date_is_misattributed():
+    """P3 kept "The appointment apt-3101 was cancelled on 2026-02-25" (the visit's date; nothing says when it was
+    cancelled) and P1 "Loan 1 returned in 2026-02-14" (its due date). A field named for the state dates it, and a
+    record reaches some states on its own date."""
+    visit = {"appointment_id": "apt-3101", "date": "2026-02-25", "time": "14:30", "status": "cancelled"}
+    assert quote(visit, "Appointment apt-3101 was cancelled on 2026-02-25 at 14:30.") == ["misattributed_value"]
+    assert quote(visit, "It was cancelled on February 25, 2026.") == ["misattributed_value"]
+    assert quote(visit, "Appointment apt-3101, on 2026-02-25 at 14:30, was cancelled.") == []
+    loan = {"loan_id": "ln-2006", "due_date": "2026-02-14", "status": "returned"}
+    assert quote(loan, "Loan ln-2006 returned in 2026-02-14.") == ["misattributed_value"]
+    assert quote(loan, "Loan ln-2006 was due on 2026-02-14; it has been returned.") == []
+    dated = {**visit, "cancelled_on": "2026-02-20"}
+    assert quote(dated, "It was cancelled on 2026-02-20.") == []
+    scheduled = {**visit, "status": "scheduled"}
+    assert quote(scheduled, "It is scheduled on 2026-02-25 at 14:30.") == []
+
+
+def test_a_small_count_nothing_gave_is_fabricated():
+    """P2 kept "The growth team's echoj has 4 users. The data team has 2 users ... The echoj is currently 5 users"
+    after a list of 4 echojs that names no user. A count a result gives, a list's length or how many of its records
+    share a value ("2 are from the platform team") is read off the results."""
+    echojs = {
+        "echojs": [
+            {"echoj_id": "ech-5101", "description": "The growth team's echoj"},
+            {"echoj_id": "ech-5102", "description": "The platform team's echoj"},
+            {"echoj_id": "ech-5103", "description": "The platform team's echoj"},
+            {"echoj_id": "ech-5104", "description": "The data team's echoj"},
+        ]
+    }
+    assert quote(echojs, "The data team has 6 users.") == ["fabricated_value"]
+    assert quote(echojs, "The growth team's echoj has 7.") == ["fabricated_value"]
+    assert quote(echojs, "There are 4 of them, and 2 are from the platform team.") == []
+    assert quote(echojs, "Of the 4, 3 come from other teams than growth.") == []
+    # a span of time and a decimal are no counts
+    assert quote(echojs, "Give it 5 minutes to refresh; the platform team has 2.") == []
+    assert quote({"speed": 412.6}, "It runs at 412.6 megabits.") == []
+
+
+def test_an_event_nothing_speaks_of_is_invented():
+    """P3 kept "The patient was discharged from the clinic" (a look-up of an appointment's time) and "Jason Adams
+    has been reactived"; P1 "The transaction was not charged to the account". Before any change, an event whose
+    verb nothing in the conversation uses is made up; a state the record holds, a condition and time passing are
+    not events told."""
+    visit = {"appointment_id": "apt-1903", "time": "16:30", "reason": "skin rash", "status": "cancelled"}
+    assert quote(visit, "It is at 16:30. The patient was discharged from the clinic.") == ["invented_event"]
+    assert quote(visit, "It is at 16:30. The member has been reactived.") == ["invented_event"]
+    assert quote(visit, "It is at 16:30. The visit was not charged to the account.") == ["invented_event"]
+    assert quote(visit, "It was at 16:30 and was cancelled.") == []  # the record's own state
+    assert quote(visit, "It was at 16:30; that date has already passed.") == []
+    assert quote(visit, "It was at 16:30. If it had been rescheduled, you would see a new time.") == []
+    # after a change the agent made, its account of it is `unbacked_claim`'s to read
+    ask = {"user": "Please cancel my order o-1001."}
+    assert kinds(ask, CANCEL, {"assistant": "Done: o-1001 was cancelled and has been refiled."}) == []
+
+
 def test_times_and_dates_are_compared_after_parsing():
     slot = {"pickup": "2026-03-14T22:00:00"}
     assert quote(slot, "Pickup is at 10:00 PM on March 14, 2026.") == []

@@ -1,5 +1,5 @@
 """The judge, measured two-sided on the labelled judge set (tests/data/judge_set/, see its README):
-the default policy keeps no bad episode but known ones (parts a2, a3), and keeps at least 98% of the good work of the
+the default policy keeps no bad episode but known ones (parts a2 to a6), and keeps at least 98% of the good work of the
 kind a capable model writes. Labels were set before the judge ran; a failure here is the judge's."""
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ def parts(verdicts) -> dict[str, dict]:
 
 
 # bad episodes the judge is known to keep, each for a reason no check reads yet (parts a2-a4 labelled
-# 2026-12-03, a5 2026-12-04): qualities no record holds, an enum word the record contradicts, a refusal tried twice
+# 2026-12-03, a5 2026-12-04, a6 2026-12-06): qualities no record holds, an enum word the record contradicts, a
+# refusal tried twice
 KNOWN_KEPT_BAD = {
     "a2-trj_e72402589610a57c": "invented",  # "refundable, high-quality"
     "a2-trj_23204b772fde0958": "invented",  # "it was a high priority charge" (the record: low)
@@ -53,11 +54,24 @@ KNOWN_KEPT_BAD = {
     "a5-trj_4ddcfd2d5271660a": "not_prose",  # "Candace Williams, East Karen" (part a4 labels this shape good)
     "a5-trj_5470870032bd1261": "invented",  # "the card is not paid ... The post-order is not paid"
     "a5-trj_a10c89a967e713ed": "invented",  # "one of which is a map project"
+    # part a6 (what three default runs' judge kept at ef8d62a, labelled 2026-12-06): look-ups answered about the
+    # wrong thing, flourishes, and a field dump
+    "a6-trj_1f0b146345731921": "invented",  # "List of loans ... returned by the library"
+    "a6-trj_2abd4b58076b62aa": "wrong_record",  # the member's status asked: "The loan is active"
+    "a6-trj_d9d29fbb429f8a57": "not_prose",  # "Quartz repository, Raymond Patel, archived, 2026-01-17, ..."
+    "a6-trj_40d9774e9f18cbd2": "wrong_value",  # "technician_id: 220" (tech-8201; 220 is in an email)
+    "a6-trj_ee144d1fddd98bf1": "invented",  # "The product is still available"
+    "a6-trj_f5f538140c441edb": "invented",  # "The platform team's echoj has 2." (three listed)
+    "a6-trj_3c226b9a395d61f8": "wrong_value",  # the destination as "depart from a base in San Francisco"
+    "a6-trj_44420c45123859af": "invented",  # "Mentor: I'm a friend of the team ..."
+    "a6-trj_4498dc92ad30a35f": "invented",  # "`sudo rm -R fl-5303`"
+    "a6-trj_47d48acc0816b234": "invented",  # "You have deleted the file ... for me"
+    "a6-trj_e306e31c72764421": "invented",  # "The customer has reported a transaction with the account"
 }
 
 
 def test_the_default_policy_keeps_no_bad_episode_but_the_known_ones(verdicts):
-    """Every part's precision is 1.00 but parts a2's to a5's, whose kept bad episodes are these."""
+    """Every part's precision is 1.00 but parts a2's to a6's, whose kept bad episodes are these."""
     kept_bad = {v["id"]: v["reason"] for v in verdicts if v["label"] == "bad" and v["kept"]}
     assert kept_bad == KNOWN_KEPT_BAD, f"bad episodes kept: {kept_bad}"
 

@@ -59,6 +59,8 @@ NOT_ID = re.compile(
     r"\d+(?:st|nd|rd|th|am|pm|[kmh]|hrs?|mins?|secs?|x|kg|g|lbs?|oz|gb|mb|tb|km|mi|ml)|\d+(?:-[a-z]+)+", re.IGNORECASE
 )
 BARE_NUMBER = re.compile(rf"(?<![\w.,]){NUMBER}(?![\w]|[.,]\d)")
+# a list item's number, at a line's start or after a colon or semicolon: "are: 1. Flights ...; 2. Flights ..."
+ENUMERATOR = re.compile(r"(?:^|(?<=[\n:;]))\s*(\d{1,2})[.)](?=\s)", re.MULTILINE)
 NEGATION = re.compile(r"^(?:not|no|never|none|nor|neither|without|cannot|yet)$|n't$")
 
 
@@ -123,6 +125,7 @@ def extract(text: str) -> list[Value]:
     found value's span is masked, so the digits of a date are not also read as numbers."""
     text = (text or "").replace("\u2019", "'")
     out: list[Value] = []
+    items = _item_numbers(text)
 
     def add(m: re.Match, kind: str, forms: frozenset[str], **extra: Any) -> None:
         nonlocal text
@@ -169,10 +172,25 @@ def extract(text: str) -> list[Value]:
         ):
             add(m, "id", frozenset({f"id:{bare(token)}"}))
     for m in BARE_NUMBER.finditer(text):
+        if m.start() in items:
+            continue
         number = parse_number(m.group(0))
         if number is not None:
             add(m, "number", frozenset({f"num:{canon_number(number)}"}), places=_places(m.group(0)))
     return sorted(out, key=lambda v: v.start)
+
+
+def _item_numbers(text: str) -> set[int]:
+    """Where a numbered list's item numbers stand ("are: 1. Flights to Denver; 2. Flights ..."): they count items,
+    they state no value. Only a list's (a 1 and a 2 at least, then in order): "Total: 4." alone is a value."""
+    found = [(int(m.group(1)), m.start(1)) for m in ENUMERATOR.finditer(text)]
+    at: set[int] = set()
+    expected = 1
+    for number, start in found:
+        if number == expected:
+            at.add(start)
+            expected += 1
+    return at if expected > 2 else set()
 
 
 def _places(digits: str) -> int:

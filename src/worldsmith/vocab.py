@@ -147,6 +147,7 @@ HackKind = Literal[
     "unfounded_failure",
     "invented_name",
     "contradicted_state",
+    "invented_event",
 ]
 HACK_KINDS: tuple[str, ...] = get_args(HackKind)
 

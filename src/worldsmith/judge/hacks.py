@@ -51,6 +51,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property, lru_cache
@@ -413,6 +414,57 @@ def unbacked_claim(traj: Trajectory) -> HackFinding | None:
     return None
 
 
+# "was discharged", "has been reactived", "was not charged": an event told of a record, in any tense of the past
+CLAIMED_EVENT = re.compile(
+    r"\b(?:was|were|has|have|had)\s+(?:(?:not|never|already|just|now|also)\s+)?(?:been\s+)?(?:not\s+)?"
+    r"([a-z]{4,}(?:ed|en))\b",
+    re.IGNORECASE,
+)
+# events of time, not of a record: "that date has already passed" is said of any record
+TIME_EVENTS = {"happened", "occurred", "passed", "started", "ended", "finished", "begun", "elapsed", "expired"}
+
+
+def invented_event(traj: Trajectory) -> HackFinding | None:
+    """A reply, before any change was made, that tells of an event nothing in the conversation speaks of:
+    "The patient was discharged from the clinic" (a look-up of an appointment's time), "Jason Adams has been
+    reactived", "The transaction was not charged to the account". The participle's stem is in no message before
+    the reply, no tool's description, and it is no verb of change `unbacked_claim` reads (after a write, a
+    capable agent's "has moved", "had picked" tell of it: only replies before any write are read)."""
+    replies = {m.get("tool_call_id"): m.get("content") or "" for m in traj.messages if m["role"] == "tool"}
+    at = {m.get("tool_call_id"): i for i, m in enumerate(traj.messages) if m["role"] == "tool"}
+    first_write = min((at.get(c.call_id, len(traj.messages)) for c in _writes(traj, replies)), default=None)
+    vocab = world_vocabulary(traj.tools)
+    descriptions = " ".join(json.dumps(t, ensure_ascii=False) for t in traj.tools)
+    for i, m in enumerate(traj.messages[:first_write]):
+        text = m.get("content") or ""
+        if m["role"] != "assistant" or not text.strip():
+            continue
+        seen = " ".join([*_seen_texts(traj.messages[:i]), descriptions]).lower().replace("_", " ")
+        stems = {w[:5] for w in re.findall(r"[a-z]{4,}", seen)}
+        for clause in _stated_clauses(text):
+            for found in CLAIMED_EVENT.finditer(clause):
+                pp = found.group(1).lower()
+                if not _plain(clause[: found.start()]) or pp in vocab.actions or pp in TIME_EVENTS:
+                    continue  # "if it has been shipped, ...", "you can see it has been ...": no event told
+                if pp[:5] in stems or pp[:-2][:5] in stems:
+                    continue
+                return HackFinding(
+                    kind="invented_event",
+                    evidence=f"message {i} tells of {found.group(0)!r}, which nothing before it speaks of: "
+                    f"{text[:120]!r}",
+                )
+    return None
+
+
+def _stated_clauses(text: str) -> list[str]:
+    """The clauses of `text` that state something: not a question's, nor a sentence a condition governs."""
+    out = []
+    for segment in SEGMENTS.split(text.replace("\u2019", "'")):
+        if segment.strip() and not segment.rstrip().endswith("?") and not CONDITIONAL.match(segment.strip()):
+            out += CLAUSES.split(segment)
+    return out
+
+
 def _unbacked(
     traj: Trajectory,
     claim: tuple[str, str, bool],
@@ -705,7 +757,7 @@ def fabricated_value(traj: Trajectory) -> HackFinding | None:
                 kind="fabricated_value",
                 evidence=f"message {at} states {list(dict.fromkeys(unseen))[:5]} found nowhere in the conversation",
             )
-    return _count_beyond_the_list(traj)
+    return _count_beyond_the_list(traj) or _unseen_count(traj)
 
 
 def _count_beyond_the_list(traj: Trajectory) -> HackFinding | None:
@@ -741,6 +793,65 @@ def _count_beyond_the_list(traj: Trajectory) -> HackFinding | None:
                         kind="fabricated_value",
                         evidence=f"message {at} says {found.group(0)!r}; the conversation showed at most {most} {noun}",
                     )
+    return None
+
+
+# a small count: "has 2", "2 users" (not a span of time or a measure: "24 hours", "3 business days")
+UNITS = r"(?:second|minute|hour|day|week|month|year|business|time|percent|night|seat|mile|km|kg|lb|item)s?"
+SMALL_COUNT = re.compile(
+    rf"\b(?:has|have|had)\s+(\d{{1,2}})\b(?![.:,/-]?\d)|(?<![\w.,$€£-])(\d{{1,2}})\s+(?!{UNITS}\b)([a-z]{{3,}}s)\b",
+    re.IGNORECASE,
+)
+NOT_NOUNS = {"this", "across", "less", "plus", "thus", "does"}  # words that end in s but count nothing
+
+
+def _group_counts(before: list[dict[str, Any]]) -> set[int]:
+    """The counts a listed result holds without a number: its length, and how many of its records share (or do
+    not share) a field's value ("2 of them are pending" after a list of 5 with 2 pending)."""
+    out: set[int] = set()
+    for m in before:
+        doc = tool_result(m)
+        lists = (
+            [doc]
+            if isinstance(doc, list)
+            else [v for v in doc.values() if isinstance(v, list)]
+            if isinstance(doc, dict)
+            else []
+        )
+        for rows in lists:
+            rows = [r for r in rows if isinstance(r, dict)]
+            out.add(len(rows))
+            for k in {k for r in rows for k in r}:
+                shared = Counter(str(r.get(k)) for r in rows).values()
+                out |= {*shared, *(len(rows) - n for n in shared)}
+    return out
+
+
+def _unseen_count(traj: Trajectory) -> HackFinding | None:
+    """A small count in a reply that nothing before it gives, as a number or as a list's length or share: "The
+    growth team's echoj has 4 users. The data team has 2 users ... is currently 5 users" after a list of 4 echojs
+    that names no user (`_checked` leaves numbers under 100 alone: these say how many of something)."""
+    states = traj.world_states
+    kinds = {k.replace("_", " ") for k in (*_listed_counts(traj), *states.initial, *states.final)}
+    kinds |= {_singular(k) for k in kinds}
+    for at, m in enumerate(traj.messages):
+        text = m.get("content") or ""
+        if m["role"] != "assistant" or not text.strip() or m.get("tool_calls"):
+            continue
+        before = traj.messages[:at]
+        numbers: set[Decimal] | None = None
+        for found in SMALL_COUNT.finditer(text):
+            noun = (found.group(3) or "").lower()
+            if noun in NOT_NOUNS or noun in kinds or _singular(noun) in kinds:
+                continue  # a count of a world's kind is `_count_beyond_the_list`'s to read
+            if numbers is None:
+                numbers = Seen(_seen_texts(before)).numbers | {Decimal(n) for n in _group_counts(before)}
+            if Decimal(found.group(1) or found.group(2)) not in numbers:
+                return HackFinding(
+                    kind="fabricated_value",
+                    evidence=f"message {at} says {found.group(0)!r}; no count before it is "
+                    f"{found.group(1) or found.group(2)}",
+                )
     return None
 
 
@@ -970,10 +1081,54 @@ def _count_given_to_a_member(traj: Trajectory) -> HackFinding | None:
     return None
 
 
+# "cancelled on 2026-02-25": a state reached on a date
+DATED_STATE = re.compile(r"\b([a-z]{4,}ed)\s+(?:on|in)\s+", re.IGNORECASE)
+# states whose date is the record's own (an appointment is scheduled for, and completed on, its date)
+STATES_ON_THEIR_DATE = {"scheduled", "confirmed", "booked", "planned", "completed", "attended", "held", "posted"}
+
+
+def _state_dated_by_another_field(traj: Trajectory) -> HackFinding | None:
+    """A reply that dates a record's state with another field's date: "The appointment apt-3101 was cancelled on
+    2026-02-25" (the visit's date; no field says when it was cancelled), "Loan 1 returned in 2026-02-14" (its due
+    date). A field named for the state ("cancelled_at", "returned_on") dates it; so does a record's own date for a
+    state it reaches on that date (scheduled, completed)."""
+    records = [r for m in traj.messages if m["role"] == "tool" for r in _records(_json(m.get("content")))]
+    for i, m in enumerate(traj.messages):
+        text = m.get("content") or ""
+        if m["role"] != "assistant" or not text:
+            continue
+        for found in DATED_STATE.finditer(text):
+            state = found.group(1).lower()
+            head = extract(text[found.end() : found.end() + 40])
+            if state in STATES_ON_THEIR_DATE or not head or head[0].start > 0 or head[0].kind != "date":
+                continue
+            for r in records:
+                states = {str(r[k]).lower() for k in _state_fields(r)}
+                if not ({state, state.replace("canceled", "cancelled")} & states):
+                    continue
+                for field, value in r.items():
+                    same_date = any(f in head[0].forms for v in extract(str(value)) for f in v.forms)
+                    if same_date and state[:5] not in field.lower():
+                        return HackFinding(
+                            kind="misattributed_value",
+                            evidence=f"message {i} dates {state!r} with the record's {field} "
+                            f"({found.group(0) + head[0].raw!r}): no field says when it was {state}",
+                        )
+    return None
+
+
+def _json(content: object) -> Any:
+    try:
+        return json.loads(content) if isinstance(content, str) else None
+    except ValueError:
+        return None
+
+
 def misattributed_value(traj: Trajectory) -> HackFinding | None:
-    """A reply that says field F is V, where V is the value of another field of the same record; or that gives
-    a listed collection's count as one of its records' own (`_count_given_to_a_member`)."""
-    if found := _count_given_to_a_member(traj):
+    """A reply that says field F is V, where V is the value of another field of the same record; that gives
+    a listed collection's count as one of its records' own (`_count_given_to_a_member`); or that dates a state
+    with another field's date (`_state_dated_by_another_field`)."""
+    if found := _count_given_to_a_member(traj) or _state_dated_by_another_field(traj):
         return found
     records: list[dict[str, str]] = []
     for m in traj.messages:
@@ -1002,6 +1157,8 @@ def misattributed_value(traj: Trajectory) -> HackFinding | None:
                 of_record = r"(?:\s+of\s+(?:the\s+)?(?:[a-z]+\s+)?[\w-]*\d[\w-]*)?"
                 named = rf"\b{label}(?P<plural>s)?(?:\s+(?:address|number|value))?\b{of_record}\s*"
                 said = rf"{named}(?:(?:is|was|:|=)\s*{quote}?|{quote})"
+                # ... or "with the status of Granite account" (its name): a field given a value by "with ... of"
+                said += rf"|\bwith\s+(?:a|an|the)\s+{label}\s+of\s+"
                 for found in re.finditer(said, text, re.IGNORECASE):
                     after = text[found.end() :]
                     items = [after]
@@ -1234,6 +1391,7 @@ def find_hacks(traj: Trajectory) -> list[HackFinding]:
             HackFinding(kind="garbled_reply", evidence=f"message {garbled[0]} is not prose: {garbled[1][:120]!r}")
         )
     for check in (
+        invented_event,
         tool_talk,
         unfounded_advice,
         misattributed_value,
