@@ -2,7 +2,7 @@
 tests/fixtures/judge/hack_cases.json and prints, per hack kind, how many episodes it flagged,
 how many of those a careful reviewer flags too (true positives), precision and recall,
 with their counts, also per batch of cases (`batch`: dev, or held-out ones written after
-the checks); with `--before REV` (default 9786ea9, the checks before the fixes) also for judge/hacks.py at that revision
+the checks); with `--before REV` (default 9786ea9, the checks before the fixes) also for hacks.py at that revision
 at REV, read with `git show` into a temporary module, so a change shows before and after.
 
     python benchmarks/hack_precision.py [--before REV] [--no-before] [--cases PATH] [-v]
@@ -136,10 +136,14 @@ def score(
 
 
 def committed_find_hacks(rev: str = "HEAD") -> Callable[[Trajectory], list[HackFinding]]:
-    """find_hacks from judge/hacks.py as committed at `rev`, loaded as a temporary module."""
-    source = subprocess.run(
-        ["git", "show", f"{rev}:src/worldsmith/judge/hacks.py"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout
+    """find_hacks from hacks.py as committed at `rev`, loaded as a temporary module."""
+    # src/worldsmith/judge/hacks.py until the rollouts stage used the checks too (2026-12-06)
+    for where in ("src/worldsmith/hacks.py", "src/worldsmith/judge/hacks.py"):
+        shown = subprocess.run(["git", "show", f"{rev}:{where}"], cwd=ROOT, capture_output=True, text=True)
+        if shown.returncode == 0:
+            break
+    shown.check_returncode()
+    source = shown.stdout
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"hacks_{rev.replace('/', '_')}.py"
         path.write_text(source)
@@ -167,12 +171,12 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=Path, default=CASES)
     p.add_argument(
-        "--before", default="9786ea9", help="git revision of judge/hacks.py to compare with (default: before the fixes)"
+        "--before", default="9786ea9", help="git revision of hacks.py to compare with (default: before the fixes)"
     )
     p.add_argument("--no-before", action="store_true", help="score only the working tree's find_hacks")
     p.add_argument("-v", "--verbose", action="store_true", help="list the false positives and false negatives")
     a = p.parse_args()
-    from worldsmith.judge.hacks import find_hacks
+    from worldsmith.hacks import find_hacks
 
     systems, cases = load_cases(a.cases)
     runs = [("after", find_hacks)]

@@ -10,9 +10,9 @@ from scripted_worlds import cancel_task
 from test_rollouts import CANCEL_PATCH, PROMPTS, ScriptedClient, cfg, episode, run, user_says
 
 from worldsmith.config import JudgeConfig
+from worldsmith.hacks import find_hacks
 from worldsmith.judge.checks import fault_recovery
 from worldsmith.judge.critic import critic_schema, critique, rubrics_for
-from worldsmith.judge.hacks import find_hacks
 from worldsmith.judge.stage import agreement, decide
 from worldsmith.records import Criterion, CriticReport, Verdict
 from worldsmith.rubric import check_criterion

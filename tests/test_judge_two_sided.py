@@ -184,7 +184,7 @@ def _hacks(turns: list[dict], tools: list[dict] | None = None) -> list[str]:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
     from hack_precision import trajectory
 
-    from worldsmith.judge.hacks import find_hacks
+    from worldsmith.hacks import find_hacks
 
     traj = trajectory(turns)
     if tools is not None:
@@ -574,7 +574,7 @@ def test_a_refusal_tried_again_with_the_same_arguments_is_recorded_not_rejected(
     """Part (a2)'s retried refusal: found with its evidence, but the default keeps rejecting only
     what both labellers call bad (part (a) labels the same shape good). After an injected fault
     the same call is recovery, and after a write in between it may now be allowed."""
-    from worldsmith.judge.hacks import repeated_refused_call
+    from worldsmith.hacks import repeated_refused_call
 
     traj = _a2("trj_1f3698bdfe934fd3")
     found = repeated_refused_call(traj)

@@ -483,6 +483,32 @@ def test_a_reply_that_ignores_the_result_it_answers_is_sampled_again():
     assert replies(t) == ["All done, have a nice day."]
 
 
+def test_a_reply_the_judges_checks_reject_is_sampled_again():
+    """P3 kept "The patient was discharged from the clinic" and P2 "The growth team's echoj has 4 users": a reply the
+    judge's own checks would reject for what it says (an invented event, a value nothing showed) is sampled again
+    (rollouts.reply_passes_checks), as one that is not prose is; the judge still reads the whole episode."""
+
+    def client(*replies):
+        return ScriptedClient(
+            user_sim=user_says(("What is the status of o-1001?", "continue"), ("Thanks.", "stop")),
+            agent=[[("get_order", {"order_id": "o-1001"})], *replies],
+            tool_sim=[{"result": {"order_id": "o-1001", "status": "shipped", "total": 500.0}, "patch": []}],
+        )
+
+    def replies(t):
+        return [m["content"] for m in t.messages if m["role"] == "assistant" and m.get("content")]
+
+    invented = "Order o-1001 is shipped; it was insured for 750.25 and was refrigerated."
+    good = "Order o-1001 is shipped; its total was 500."
+    t = run(episode(), client(invented, good), cfg(reply_attempts=3))
+    assert t.reply_resamples == 1 and replies(t) == [good]
+    # off, or one sample: the first reply stays, for the judge to drop
+    t = run(episode(), client(invented, good), cfg(reply_attempts=3, reply_passes_checks=False))
+    assert t.reply_resamples == 0 and replies(t) == [invented]
+    t = run(episode(), client(invented, good), cfg(reply_attempts=1))
+    assert replies(t) == [invented]
+
+
 def test_a_read_made_again_with_the_same_arguments_is_sampled_again():
     """Sampled again for a reply that ignored the result, SmolLM2 called the same list four times instead: a read
     that already succeeded with the same arguments is sampled again too, and the reply after it stays."""

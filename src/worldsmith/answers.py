@@ -15,7 +15,7 @@ A number inside a date, a time or an id is part of that value, not a number of i
 "o-1001" does not convey the number 1001.
 
 `extract(text)` finds the values a text states (ids, amounts, dates, times), each in a
-canonical form; `values_in(text)` is the set of those forms. judge/hacks.py uses them.
+canonical form; `values_in(text)` is the set of those forms. hacks.py uses them.
 """
 
 from __future__ import annotations

@@ -492,7 +492,7 @@ class Trajectory(Record):
     models: dict[str, Any] = Field(default_factory=dict)  # per role: the model name
     model: str  # the agent policy's model
     decoding: Literal["native", "constrained", "grounded"] = "constrained"  # how the agent's turns were decoded
-    reply_resamples: int = 0  # replies to the user sampled again because the first was not prose (reply_attempts)
+    reply_resamples: int = 0  # replies sampled again: not prose, or rejected by a check (reply_attempts)
     # message index -> the engine's (token, log-probability) of that agent message as sampled (`logprobs` on the
     # agent role; a native turn redone constrained has none)
     agent_logprobs: dict[str, list[tuple[str, float]]] = Field(default_factory=dict)

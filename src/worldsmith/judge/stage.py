@@ -14,10 +14,10 @@ from typing import Any
 from worldsmith.answers import agent_texts, declines
 from worldsmith.config import JudgeConfig
 from worldsmith.context import RunContext
+from worldsmith.hacks import find_hacks
 from worldsmith.judge.calibration import read_calibration, trusted_difficulties
 from worldsmith.judge.checks import fault_recovery
 from worldsmith.judge.critic import CORE_RUBRICS, PRESCRIPTIVE_RUBRICS, critique
-from worldsmith.judge.hacks import find_hacks
 from worldsmith.judge.stats import SECTIONS
 from worldsmith.progress import LiveProgress
 from worldsmith.records import CriterionResult, CriticReport, Task, Trajectory, Verdict

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from worldsmith.config import RolloutsConfig
+from worldsmith.hacks import find_hacks
 from worldsmith.llm import LLMClient, LLMResult, Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
 from worldsmith.mcp.executor import RealExecutor
@@ -116,6 +117,10 @@ class EpisodeRun:
         self.status, self.reason, self.raw = "finished", None, None
         self.started = time.perf_counter()
 
+    @property
+    def decoding(self) -> str:
+        return "grounded" if self.grounded else self.role.tool_call_mode
+
     def so_far(self) -> Trajectory:
         """The episode as a trajectory, for the goal check (only what it reads is filled in)."""
         return Trajectory.model_construct(messages=self.messages, calls=self.calls, world_states=self.world.record())
@@ -203,7 +208,8 @@ class EpisodeRun:
         """The policy's next step; an output that cannot be parsed, a reply that is not prose, one
         that ignores the tool result it answers (`reply_uses_result`), or one written before reading
         the record that holds what the user asked (`read_before_reply`: sampled again as a call to
-        that record's get), is sampled again (`reply_attempts`), and the last sample stays."""
+        that record's get), or one the judge's checks would reject for what it says (`reply_passes_checks`), is
+        sampled again (`reply_attempts`), and the last sample stays."""
         cfg, ep = self.cfg, self.ep
         force = cfg.require_tool == "first_turn" and self.steps == 0 and ep.task.difficulty not in NO_FORCED_CALL
         acted_on = self.keys_acted_on()
@@ -241,6 +247,14 @@ class EpisodeRun:
                 if cfg.read_before_reply and grammar and r.ok and not r.tool_calls and not garbled and not ignored
                 else []
             )
+            rejected = (
+                cfg.reply_passes_checks
+                and r.ok
+                and not r.tool_calls
+                and not (garbled or ignored or unread)
+                and bool(self.reply_findings(r.message()))
+            )
+            garbled = garbled or rejected
             if ignored or unread:
                 prose = prose or r
             if unread:  # the next sample reads the record that holds what was asked (its key is grounded)
@@ -256,6 +270,14 @@ class EpisodeRun:
             if prose is not None and not (ignored or unread):  # (a repeated read, not prose, or unparsable)
                 return prose
         return r
+
+    def reply_findings(self, reply: dict[str, Any]) -> list[str]:
+        """The judge's findings (`hacks.find_hacks`) this reply would add to the episode so far: what it says that
+        the judge would reject it for."""
+        before = self.so_far().model_copy(update={"tools": self.ep.toolset.tools, "decoding": self.decoding})
+        after = before.model_copy(update={"messages": [*self.messages, reply]})
+        had = {h.kind for h in find_hacks(before)}
+        return [h.kind for h in find_hacks(after) if h.kind not in had]
 
     def repeats_a_read(self, call: dict[str, Any]) -> bool:
         """Whether `call` (an OpenAI tool call) is a read this episode already made, with success, with the same
@@ -363,7 +385,7 @@ class EpisodeRun:
             model=self.client.model_for("agent"),
             status=self.status,
             reason=self.reason,
-            decoding="grounded" if self.grounded else self.role.tool_call_mode,
+            decoding=self.decoding,
             reply_resamples=self.resampled,
             agent_logprobs=self.logprobs,
             raw=self.raw,
