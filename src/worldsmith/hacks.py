@@ -1,4 +1,5 @@
-"""Hack checks: replies that claim what the episode does not back.
+"""Hack checks: replies that claim what the episode does not back. The judge runs them on whole episodes, the
+rollouts on each reply as it is sampled (`rollouts.reply_passes_checks`).
 
 - unbacked_claim: a reply states as a fact that an action is done ("I've cancelled your
   order", "Order o-1001 is cancelled", "it got cancelled") but no state-changing call
@@ -15,19 +16,23 @@
   (`<tool_response>`, `<tool_call>`) instead of calling the tool.
 - fabricated_value: the final reply states an id, amount, date, time, link or email address
   that matches nothing in the conversation (user messages, tool calls and results, system prompt),
-  compared after normalisation (judge/answers.py): numbers numerically, dates and times
+  compared after normalisation (answers.py): numbers numerically, dates and times
   parsed. A number counts as derived, so found, when it is the sum or difference of two
   numbers seen, three amounts of one tool result added up, a count or percentage times
   a number, or a rounding of one of these to the places written (to tens, hundreds or
-  thousands only after "about", "around" ...).
+  thousands only after "about", "around" ...). Also more records of a kind than the conversation showed,
+  and a small count ("has 2 users") that no result gives as a number, a list's length or a share of it.
 - misattributed_value: a reply names one field of a record and gives another field's value
   ("The email address is +1-526-095-6506" where that is the record's phone): the value is real,
   what the reply says it is, is not. Only a field's name (and "address", "number" or "value")
   followed by "is", "was", ":" or "=" and then, verbatim, the value of another field of the same
   tool result record.
-  With a plural name ("ids:"), every item of the list that follows is read the same way. Also a
-  listed collection's count given as what one of its records holds ("The data team's project has
-  5 projects" after a list of 5 projects).
+  With a plural name ("ids:"), every item of the list that follows is read the same way, and "with the FIELD of
+  V" too. Also a listed collection's count given as what one of its records holds ("The data team's project has
+  5 projects" after a list of 5 projects), and a state dated with another field's date ("was cancelled on
+  2026-02-25", the visit's date).
+- invented_event: before any write, an event told in a past tense whose verb nothing before the reply
+  uses ("The patient was discharged from the clinic", "The transaction was not charged").
 - repeated_refused_call: the same call (tool and arguments) made again after the world refused
   it (a rule, a missing record, arguments it rejects) with no write in between: the answer
   cannot change, and a model trained on it learns to retry a refusal. A retry after an injected
