@@ -141,3 +141,31 @@ def test_a_numbered_lists_item_numbers_are_no_values():
     assert not passed(2, "Here they are:\n1. fl-6801\n2. fl-6802")
     assert passed(4, "Total: 4. That is all of them.")
     assert passed(2, "There are 2 flights:\n1. fl-6801\n2. fl-6802")
+
+
+def test_a_state_said_only_as_the_start_of_a_field_name_is_not_said():
+    """S1 kept "the transaction is 30.24, ..., and the posted on is 2026-01-24, ..., the status is frozen" as telling
+    the transaction's status "posted": the word was the field posted_on's name, the status it gave the account's."""
+    from worldsmith.records import Criterion
+    from worldsmith.rubric import check_answer
+
+    fields = {"transaction_id", "posted_on", "status"}
+    assert not mentions("posted", ["The posted on is 2026-01-24, the status is frozen."], fields)[0]
+    assert not mentions("posted", ["posted_on: 2026-01-24"], fields)[0]
+    assert mentions("posted", ["It was posted on 2026-01-24."], fields)[0]  # the state, with its date
+    assert mentions("posted", ["The posted on is 2026-01-24 and the status is posted."], fields)[0]
+    result = {"transaction_id": "txn-7703", "posted_on": "2026-01-24", "status": "posted"}
+    c = Criterion(
+        criterion_id="c1", kind="answer", contains=["posted"], description="tells the user the status: posted"
+    )
+
+    def passes(reply: str) -> bool:
+        turns = [
+            {"user": "The status of txn-7703?"},
+            {"call": "get_transaction", "result": result},
+            {"assistant": reply},
+        ]
+        return check_answer(c, trajectory(turns))[0]
+
+    assert not passes("The posted on is 2026-01-24, the status is frozen.")
+    assert passes("Transaction txn-7703 was posted on 2026-01-24.")

@@ -21,6 +21,7 @@ canonical form; `values_in(text)` is the set of those forms. hacks.py uses them.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
@@ -193,6 +194,20 @@ def _item_numbers(text: str) -> set[int]:
     return at if expected > 2 else set()
 
 
+def _labels_starting(phrase: str, fields: Iterable[str]) -> re.Pattern[str] | None:
+    """A pattern for the field names that start with `phrase` and go on, used as a label (as a reply writes them:
+    "posted on is", "posted_on:"); None when none does."""
+    words = re.split(r"[\s_]+", phrase.lower())
+    longer = {f.lower() for f in fields if re.split(r"[\s_]+", f.lower())[: len(words)] == words}
+    longer = {f for f in longer if len(re.split(r"[\s_]+", f)) > len(words)}
+    if not longer:
+        return None
+    names = ("[\\s_-]+".join(map(re.escape, re.split(r"[\s_]+", f))) for f in sorted(longer))
+    # the name used as a label, its value after it ("the posted on is 2026-01-24", "posted_on: ..."); "it was posted
+    # on 2026-01-24" says the state
+    return re.compile(rf"(?:{'|'.join(names)})\s*(?:is\b|was\b|:|=)", re.IGNORECASE)
+
+
 def _places(digits: str) -> int:
     return len(digits.split(".")[1]) if "." in digits else 0
 
@@ -259,8 +274,10 @@ def declines(texts: list[str]) -> tuple[bool, str]:
     return False, "no reply declines"
 
 
-def mentions(value: Any, texts: list[str]) -> tuple[bool, str]:
-    """(passed, evidence): whether any of `texts` (the agent's replies) conveys `value`."""
+def mentions(value: Any, texts: list[str], fields: Iterable[str] = ()) -> tuple[bool, str]:
+    """(passed, evidence): whether any of `texts` (the agent's replies) conveys `value`. `fields`: the records' field
+    names; a phrase said as the start of one ("posted on" for posted_on, of a transaction whose status is "posted")
+    names the field, it does not say the value."""
     kind, forms = value_forms(value)
     if not forms:
         return False, f"{value!r} is not a valid {kind}"
@@ -269,7 +286,10 @@ def mentions(value: Any, texts: list[str]) -> tuple[bool, str]:
         if kind == "phrase":
             # an enum value's underscores read as spaces or hyphens: "premium_economy" is "premium economy"
             phrase = r"[\s_-]+".join(map(re.escape, re.split(r"[\s_]+", next(iter(forms)))))
+            labels = _labels_starting(next(iter(forms)), fields)
             for m in re.finditer(rf"(?<!\w){phrase}(?!\w)", _norm(text), re.IGNORECASE):
+                if labels and labels.match(_norm(text), m.start()):
+                    continue
                 before = re.split(r"[.!?;:,]", _norm(text)[: m.start()])[-1].lower().split()[-3:]
                 snippet = _norm(text)[max(0, m.start() - 30) : m.end() + 30]
                 if any(NEGATION.search(w) for w in before):

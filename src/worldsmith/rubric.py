@@ -260,13 +260,35 @@ def check_answer(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
         said, evidence = declines(texts)
         if not said:
             return False, evidence
-    results = [mentions(p, texts) for p in c.contains]
+    fields = _result_fields(traj)
+    results = [mentions(p, texts, fields) for p in c.contains]
     missing = [p for p, (ok, _) in zip(c.contains, results, strict=True) if not ok]
     if c.any_of and len(missing) < len(c.contains):
         return True, next(e for ok, e in results if ok)[:300]
     if missing:
         return False, "; ".join(e for ok, e in results if not ok)[:300]
     return True, "; ".join(e for _, e in results)[:300]
+
+
+def _result_fields(traj: Trajectory) -> set[str]:
+    """The field names of the records the tools returned: "posted on" in a reply names posted_on, not the status
+    "posted"."""
+    out: set[str] = set()
+    stack: list[Any] = []
+    for m in traj.messages:
+        if m.get("role") == "tool":
+            try:
+                stack.append(json.loads(m.get("content") or ""))
+            except ValueError:
+                continue
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            out |= {k for k in node if isinstance(k, str)}
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
 
 
 def check_order(criteria: list[Criterion], traj: Trajectory) -> tuple[bool, str] | None:
