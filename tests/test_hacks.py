@@ -130,7 +130,10 @@ def test_a_listed_count_given_as_what_one_of_its_records_holds_is_misattributed(
     projects = {"projects": [{"project_id": f"prj-500{i}", "description": f"team {i}'s project"} for i in range(5)]}
     assert quote(projects, "The data team's project has 5 projects.") == ["misattributed_value"]
     assert quote(projects, "The data team's project is five projects, with 5 projects.") == ["misattributed_value"]
+    # S1 kept "... each one is a separate project with 5 projects"
+    assert quote(projects, "Each one is a separate project with 5 projects.") == ["misattributed_value"]
     assert quote(projects, "There are 5 projects.") == []
+    assert quote(projects, "You have a team with 5 projects.") == []
     assert quote(projects, "Your team has 5 projects.") == []
     # a record holding a count of its kind that is not the listed total (a folder's subfolders) is another count
     assert quote(projects, "The project prj-5001 has 2 projects under it.") == []

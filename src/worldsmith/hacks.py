@@ -1031,7 +1031,7 @@ def _count_word(word: str) -> int:
 
 
 _SELF_COUNT = re.compile(
-    r"\b([a-z]+)(?:'s)?\s+(?:has|have|is|are|contains|holds|includes)\s+(?:a\s+total\s+of\s+|only\s+|exactly\s+)?"
+    r"\b([a-z]+)(?:'s)?\s+(?:has|have|is|are|contains|holds|includes|with)\s+(?:a\s+total\s+of\s+|only\s+|exactly\s+)?"
     r"(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+)\b",
     re.IGNORECASE,
 )
