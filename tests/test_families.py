@@ -181,7 +181,11 @@ def test_conditional_acts_only_when_the_condition_holds(pack):
         seen.add(holds)
         if holds:  # the record is in the named state: acting is right, only looking is not enough
             said = " ".join(f"The {k} is {v}." for k, v in d.asked.items())  # a new record's id, when one is made
-            assert decide(CFG, task, episode(world, tools, task, gold(d), f"Done, as you asked. {said}"), None).passed
+            done = f"Done, as you asked, for {d.intents[0]['who']}. {said}"  # a change is confirmed naming its record
+            assert decide(CFG, task, episode(world, tools, task, gold(d), done), None).passed
+            assert not decide(
+                CFG, task, episode(world, tools, task, gold(d), f"Done, as you asked. {said}"), None
+            ).passed
             assert not decide(CFG, task, episode(world, tools, task, read, "It is as you said."), None).passed
         else:  # it is not: the right outcome is no change and the actual value
             (actual,) = d.asked.values()

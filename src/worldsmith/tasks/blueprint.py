@@ -1044,7 +1044,9 @@ def _answer_criteria(d: Draft, criteria: _Criteria) -> None:
         b = s.tool.binding
         # the record named by its key, or (a crawled tool) by the parameters that name it together: a file's path
         naming = [b.key_param] if b.key_param in s.arguments else [p for p in b.match if p in s.arguments]
-        if b.action in ("update", "delete") and naming:
+        # a pack's action that names its record (reschedule appointment apt-8506) is a change too: S1 kept "You can
+        # schedule a appointment at any time" after a move, which confirmed nothing
+        if (b.action in ("update", "delete") or b.operation is not None) and naming:
             named = [
                 *(str(s.arguments[p]) for p in naming),
                 *(str(v) for p, v in s.arguments.items() if p not in naming),
