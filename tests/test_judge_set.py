@@ -1,5 +1,5 @@
 """The judge, measured two-sided on the labelled judge set (tests/data/judge_set/, see its README):
-the default policy keeps no bad episode but known ones (parts a2 to a6), and keeps at least 98% of the good work of the
+the default policy keeps no bad episode but known ones (parts a2 to a8), and keeps at least 98% of the good work of the
 kind a capable model writes. Labels were set before the judge ran; a failure here is the judge's."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def parts(verdicts) -> dict[str, dict]:
 
 
 # bad episodes the judge is known to keep, each for a reason no check reads yet (parts a2-a4 labelled
-# 2026-12-03, a5 2026-12-04, a6 2026-12-06): qualities no record holds, an enum word the record contradicts, a
+# 2026-12-03, a5 2026-12-04, a6 and a8 2026-12-06): qualities no record holds, an enum word the record contradicts, a
 # refusal tried twice
 KNOWN_KEPT_BAD = {
     "a2-trj_e72402589610a57c": "invented",  # "refundable, high-quality"
@@ -67,11 +67,18 @@ KNOWN_KEPT_BAD = {
     "a6-trj_4498dc92ad30a35f": "invented",  # "`sudo rm -R fl-5303`"
     "a6-trj_47d48acc0816b234": "invented",  # "You have deleted the file ... for me"
     "a6-trj_e306e31c72764421": "invented",  # "The customer has reported a transaction with the account"
+    # part a8 (what S1's judge kept at 0743746, labelled 2026-12-06)
+    "a8-trj_08d50d5b307d8329": "invented",  # "You can find it on the order page ..."
+    "a8-trj_139bfb69256a4133": "forbidden_write",  # the forbidden change sent (the world refused it), then declined
+    "a8-trj_15df06406a843473": "invented",  # "You have successfully updated ... You can now transfer to another ..."
+    "a8-trj_2abd4b58076b62aa": "not_prose",  # "The full name Jeffrey Washington is active."
+    "a8-trj_b26171ff6756e503": "invented",  # "the blood pressure review was completed" (after a move)
+    "a8-trj_ce5e3f1f50eb1a71": "missing_answer",  # nothing confirmed; its task predates 317f00b's confirmation
 }
 
 
 def test_the_default_policy_keeps_no_bad_episode_but_the_known_ones(verdicts):
-    """Every part's precision is 1.00 but parts a2's to a6's, whose kept bad episodes are these."""
+    """Every part's precision is 1.00 but parts a2's to a8's, whose kept bad episodes are these."""
     kept_bad = {v["id"]: v["reason"] for v in verdicts if v["label"] == "bad" and v["kept"]}
     assert kept_bad == KNOWN_KEPT_BAD, f"bad episodes kept: {kept_bad}"
 
