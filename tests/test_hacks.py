@@ -275,6 +275,19 @@ def test_an_event_nothing_speaks_of_is_invented():
     assert kinds(ask, CANCEL, {"assistant": "Done: o-1001 was cancelled and has been refiled."}) == []
 
 
+def test_the_agents_own_change_given_to_the_user_is_misattributed():
+    """P3 kept "You have deleted the file with path reports/q3-summary.xlsx for me" after the agent's delete, S1 "You
+    have successfully updated the repository": the change is real, who made it is not. The user's own past actions,
+    and a change the agent did not make, are no finding here."""
+    ask = {"user": "Please cancel my order o-1001."}
+    assert kinds(ask, CANCEL, {"assistant": "You have cancelled order o-1001."}) == ["misattributed_value"]
+    assert kinds(ask, CANCEL, {"assistant": "You've just cancelled o-1001, as you asked."}) == ["misattributed_value"]
+    assert kinds(ask, CANCEL, {"assistant": "I have cancelled order o-1001."}) == []
+    told = {"user": "I cancelled o-1001 yesterday; please cancel it again if it is open."}
+    assert kinds(told, CANCEL, {"assistant": "You have cancelled o-1001 before; it is cancelled now."}) == []
+    assert kinds(ask, LOOKUP, {"assistant": "You have placed order o-1001; it is open."}) == []
+
+
 def test_times_and_dates_are_compared_after_parsing():
     slot = {"pickup": "2026-03-14T22:00:00"}
     assert quote(slot, "Pickup is at 10:00 PM on March 14, 2026.") == []

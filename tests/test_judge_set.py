@@ -65,12 +65,10 @@ KNOWN_KEPT_BAD = {
     "a6-trj_3c226b9a395d61f8": "wrong_value",  # the destination as "depart from a base in San Francisco"
     "a6-trj_44420c45123859af": "invented",  # "Mentor: I'm a friend of the team ..."
     "a6-trj_4498dc92ad30a35f": "invented",  # "`sudo rm -R fl-5303`"
-    "a6-trj_47d48acc0816b234": "invented",  # "You have deleted the file ... for me"
     "a6-trj_e306e31c72764421": "invented",  # "The customer has reported a transaction with the account"
     # part a8 (what S1's judge kept at 0743746, labelled 2026-12-06)
     "a8-trj_08d50d5b307d8329": "invented",  # "You can find it on the order page ..."
     "a8-trj_139bfb69256a4133": "forbidden_write",  # the forbidden change sent (the world refused it), then declined
-    "a8-trj_15df06406a843473": "invented",  # "You have successfully updated ... You can now transfer to another ..."
     "a8-trj_2abd4b58076b62aa": "not_prose",  # "The full name Jeffrey Washington is active."
     "a8-trj_b26171ff6756e503": "invented",  # "the blood pressure review was completed" (after a move)
     "a8-trj_ce5e3f1f50eb1a71": "missing_answer",  # nothing confirmed; its task predates 317f00b's confirmation

@@ -1129,11 +1129,47 @@ def _json(content: object) -> Any:
         return None
 
 
+# "You have deleted the file ... for me": the agent's own change given to the user
+YOU_DID = re.compile(
+    r"\byou(?:'ve|\s+have|\s+had)\s+(?:(?:just|already|now|successfully|also)\s+){0,2}([a-z]+ed)\b", re.IGNORECASE
+)
+
+
+def _action_given_to_the_user(traj: Trajectory) -> HackFinding | None:
+    """A reply that tells the user they did what the agent's own call did: "You have deleted the file with path
+    reports/q3-summary.xlsx for me" after the agent's delete_file, "You have successfully updated the repository"
+    after its update (a default run kept both). Only a change the agent made, of that kind, and the user never said
+    they made ("you have booked two flights with us" of the user's own bookings is no finding)."""
+    replies = {m.get("tool_call_id"): m.get("content") or "" for m in traj.messages if m["role"] == "tool"}
+    writes = _writes(traj, replies)
+    if not writes:
+        return None
+    vocab = world_vocabulary(traj.tools)
+    users = " ".join(m.get("content") or "" for m in traj.messages if m["role"] == "user").lower()
+    for i, m in enumerate(traj.messages):
+        text = m.get("content") or ""
+        if m["role"] != "assistant" or not text:
+            continue
+        for found in YOU_DID.finditer(text):
+            pp = found.group(1).lower()
+            stem = vocab.actions.get(pp)
+            if stem is None or re.search(rf"\b(?:i|we)\b[^.?!]*\b{_spellings(pp)}\b", users):
+                continue
+            if any(_does(c, stem) for c in writes) or (pp in GENERAL_CHANGES and writes):
+                return HackFinding(
+                    kind="misattributed_value",
+                    evidence=f"message {i} gives the user the agent's own change ({found.group(0)!r})",
+                )
+    return None
+
+
 def misattributed_value(traj: Trajectory) -> HackFinding | None:
     """A reply that says field F is V, where V is the value of another field of the same record; that gives
-    a listed collection's count as one of its records' own (`_count_given_to_a_member`); or that dates a state
-    with another field's date (`_state_dated_by_another_field`)."""
-    if found := _count_given_to_a_member(traj) or _state_dated_by_another_field(traj):
+    a listed collection's count as one of its records' own (`_count_given_to_a_member`); that dates a state
+    with another field's date (`_state_dated_by_another_field`); or that gives the agent's change to the user
+    (`_action_given_to_the_user`)."""
+    found = _count_given_to_a_member(traj) or _state_dated_by_another_field(traj) or _action_given_to_the_user(traj)
+    if found:
         return found
     records: list[dict[str, str]] = []
     for m in traj.messages:
