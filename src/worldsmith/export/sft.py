@@ -469,8 +469,9 @@ def dataset_card(
         ),
         (
             f"- Replies sampled again: {counts.resampled} of {sum(counts.splits.values())} examples have a reply to "
-            "the user that was sampled again because the first sample was not prose (JSON fragments, markup, a loop: "
-            "`rollouts.reply_attempts`); the judge read the reply that was kept."
+            "the user that was sampled again because the first sample was not prose (JSON fragments, markup, a loop), "
+            "ignored the result it answered, or said what the judge's checks reject (a value, name or event nothing "
+            "showed: `rollouts.reply_attempts`, `reply_passes_checks`); the judge read the reply that was kept."
         ),
         "",
         "## Filters (judge policy)",
