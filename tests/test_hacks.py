@@ -208,6 +208,11 @@ def test_a_value_given_as_another_field_of_its_record_is_misattributed():
     order = {"order_id": "o-1001", "placed_on": "2026-02-18", "status": "cancelled"}
     assert quote(order, "The placed on of order o-1001 is cancelled.") == ["misattributed_value"]
     assert quote(order, "The status of order o-1001 is cancelled; it was placed on 2026-02-18.") == []
+    # the record's kind named between (T2 kept "the status of the repository is Amber Gomez": its owner)
+    repo = {"repository_id": "rps-5805", "name": "Juniper repository", "owner": "Amber Gomez", "status": "archived"}
+    assert quote(repo, "It is archived; the status of the repository is Amber Gomez.") == ["misattributed_value"]
+    assert quote(repo, "The owner of the repository is Amber Gomez; it is archived.") == []
+    assert quote(repo, "The name of the owner is Amber Gomez.") == []
     same = {"order_id": "o-1001", "status": "pending", "note": "pending"}
     assert quote(same, "The status is pending.") == []  # two fields that hold the same value
 

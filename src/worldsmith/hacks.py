@@ -1190,12 +1190,16 @@ def misattributed_value(traj: Trajectory) -> HackFinding | None:
         if m["role"] != "assistant" or not text:
             continue
         for r in records:
+            own_id = _own_id(r)
+            kind = next((k[:-3].replace("_", " ") for k in r if k.endswith("_id") and r[k].lower() == own_id), None)
+            # the record's kind named instead ("the status of the repository is Amber Gomez": its owner)
+            of_kind = rf"|\s+of\s+(?:the|this|your)\s+{re.escape(kind)}\b" if kind else ""
             for field, own in r.items():
                 label = r"[\s_-]+".join(map(re.escape, field.lower().split("_")))
                 # "email address is", "ids:", or a quoted value right after the name ("with fullname 'x'")
                 quote = "['\"‘“]"
                 # ... or with its record named between ("the placed on of order ord-4704 is")
-                of_record = r"(?:\s+of\s+(?:the\s+)?(?:[a-z]+\s+)?[\w-]*\d[\w-]*)?"
+                of_record = rf"(?:\s+of\s+(?:the\s+)?(?:[a-z]+\s+)?[\w-]*\d[\w-]*{of_kind})?"
                 named = rf"\b{label}(?P<plural>s)?(?:\s+(?:address|number|value))?\b{of_record}\s*"
                 said = rf"{named}(?:(?:is|was|:|=)\s*{quote}?|{quote})"
                 # ... or "with the status of Granite account" (its name): a field given a value by "with ... of"
