@@ -61,6 +61,11 @@ def play(env: SyncToolEnv, task_id: str, steps: list):
     return obs, info, out
 
 
+def done(chain) -> str:
+    """The agent's last reply: what it did, naming the record (a change is confirmed to the user naming it)."""
+    return f"Done: I have taken care of {', '.join(str(v) for v in chain[-1][1].values())} for you."
+
+
 def calls(chain):
     return [{"tool_calls": [{"function": {"name": n, "arguments": a}}]} for n, a in chain]
 
@@ -69,7 +74,7 @@ def test_the_gold_chain_played_through_the_env_earns_the_verifiable_reward():
     ts, task, chain = setup()
     client = ScriptedClient(user_sim=user_says(("Thanks, that is all.", "stop")))
     env = SyncToolEnv(ToolEnv(ts, client, PROMPTS, config()))
-    obs, info, out = play(env, task.task_id, [*calls(chain), "Done: I have taken care of that for you."])
+    obs, info, out = play(env, task.task_id, [*calls(chain), done(chain)])
     assert [m["role"] for m in obs.messages] == ["system", "user"] and obs.messages[1][
         "content"
     ] == task.user_goal.request
@@ -97,7 +102,7 @@ def test_a_wrong_call_a_malformed_call_and_an_overrun_each_cost_their_component(
     env.reset(task.task_id)
     step = env.step({"tool_calls": [{"function": {"name": "launch_rocket", "arguments": {}}}]})
     assert not (step.terminated or step.truncated) and step.info["new_messages"][0]["role"] == "tool"
-    for message in [*calls(chain), "Done: I have taken care of that for you."]:
+    for message in [*calls(chain), done(chain)]:
         out = env.step(message)
     assert out.info["reward"]["format"] == pytest.approx(len(chain) / (len(chain) + 1))
     # and the judge's unknown_tool check holds it against the verifiable reward too
@@ -106,7 +111,7 @@ def test_a_wrong_call_a_malformed_call_and_an_overrun_each_cost_their_component(
     env = SyncToolEnv(ToolEnv(ts, ScriptedClient(user_sim=user_says(("Thanks.", "stop"))), PROMPTS, config()))
     env.reset(task.task_id)
     budget = 256 * (len(chain) + 1)
-    for message in [*calls(chain), "Done: I have taken care of that for you."]:
+    for message in [*calls(chain), done(chain)]:
         out = env.step(message, tokens=10 * budget)
     assert out.info["reward"]["budget"] == -1.0 and out.info["reward"]["budget_tokens"] == budget
     assert out.reward == pytest.approx(1.0 + 0.1 * 1.0 - 0.1)
@@ -129,7 +134,7 @@ def test_a_limit_truncates_the_episode():
 def test_the_env_and_the_rollouts_loop_play_the_same_episode():
     """One turn logic: the rollouts stage's policy sampling the gold chain, and a trainer stepping it in."""
     ts, task, chain = setup()
-    reply = "Done: I have taken care of that for you."
+    reply = done(chain)
     agent_script = [[(n, a)] for n, a in chain] + [reply]
     ep = ts.episode(task.task_id)
     client = ScriptedClient(agent=agent_script, user_sim=user_says(("Thanks.", "stop")))
@@ -200,7 +205,7 @@ def test_trl_environment_methods_play_the_gold_chain_and_the_rewards_come_by_com
     assert env.reset(**row) is None
     results = [getattr(env, name)(**args) for name, args in chain]  # as TRL calls a tool: keyword arguments
     assert all(isinstance(r, str) and r for r in results)
-    completion = [{"role": "assistant", "content": "Done: I have taken care of that for you."}]
+    completion = [{"role": "assistant", "content": done(chain)}]
     funcs = tasks.reward_funcs()
     got = {f.__name__: f([completion], [env])[0] for f in funcs}
     assert got["worldsmith_verifiable"] == 1.0 and got["worldsmith_format"] == 1.0, got
@@ -285,6 +290,6 @@ def test_an_exported_task_set_loads_in_datasets_and_rebuilds_the_same_environmen
     obs, _ = env.reset(row["task_id"])
     assert obs.messages == row["prompt"] and obs.tools == json.loads(row["tools"])
     gold_calls = [(c["name"], c["arguments"]) for c in json.loads(row["gold_calls"])]
-    for message in [*calls(gold_calls), "Done: I have taken care of that for you."]:
+    for message in [*calls(gold_calls), done(gold_calls)]:
         out = env.step(message)
     assert out.info["reward"]["verifiable"] == 1.0
