@@ -458,28 +458,32 @@ def test_a_reply_that_is_not_prose_is_sampled_again_and_counted():
     assert t.reply_resamples == 1 and "cancelled" not in [m.get("content") for m in t.messages]
 
 
+def lookup_client(*replies) -> ScriptedClient:
+    """A user who asks o-1001's status, the agent's read of it, then the agent's `replies` in turn."""
+    return ScriptedClient(
+        user_sim=user_says(("What is the status of o-1001?", "continue"), ("Thanks.", "stop")),
+        agent=[[("get_order", {"order_id": "o-1001"})], *replies],
+        tool_sim=[{"result": {"order_id": "o-1001", "status": "shipped", "total": 500.0}, "patch": []}],
+    )
+
+
+def replies(t) -> list[str]:
+    """The agent's text replies, in order."""
+    return [m["content"] for m in t.messages if m["role"] == "assistant" and m.get("content")]
+
+
 def test_a_reply_that_ignores_the_result_it_answers_is_sampled_again():
     """SmolLM2 read order o-1001, then answered "Done." or with a date the record never had: a reply to a tool
     result that succeeded and quotes none of its values is sampled again (rollouts.reply_uses_result)."""
 
-    def client(*replies):
-        return ScriptedClient(
-            user_sim=user_says(("What is the status of o-1001?", "continue"), ("Thanks.", "stop")),
-            agent=[[("get_order", {"order_id": "o-1001"})], *replies],
-            tool_sim=[{"result": {"order_id": "o-1001", "status": "shipped", "total": 500.0}, "patch": []}],
-        )
-
-    def replies(t):
-        return [m["content"] for m in t.messages if m["role"] == "assistant" and m.get("content")]
-
-    c = client("All done, have a nice day.", "Order o-1001 is shipped; its total was 500.")
+    c = lookup_client("All done, have a nice day.", "Order o-1001 is shipped; its total was 500.")
     t = run(episode(), c, cfg(reply_attempts=3))
     assert t.reply_resamples == 1 and replies(t) == ["Order o-1001 is shipped; its total was 500."]
     # off: the first reply stays
-    t = run(episode(), client("All done, have a nice day.", "x"), cfg(reply_attempts=3, reply_uses_result=False))
+    t = run(episode(), lookup_client("All done, have a nice day.", "x"), cfg(reply_attempts=3, reply_uses_result=False))
     assert t.reply_resamples == 0 and replies(t) == ["All done, have a nice day."]
     # when every later sample is not prose, the prose reply stays rather than the last garbled one
-    t = run(episode(), client("All done, have a nice day.", '[{"order_id": "o-1001"}]'), cfg(reply_attempts=2))
+    t = run(episode(), lookup_client("All done, have a nice day.", '[{"order_id": "o-1001"}]'), cfg(reply_attempts=2))
     assert replies(t) == ["All done, have a nice day."]
 
 
@@ -488,24 +492,14 @@ def test_a_reply_the_judges_checks_reject_is_sampled_again():
     judge's own checks would reject for what it says (an invented event, a value nothing showed) is sampled again
     (rollouts.reply_passes_checks), as one that is not prose is; the judge still reads the whole episode."""
 
-    def client(*replies):
-        return ScriptedClient(
-            user_sim=user_says(("What is the status of o-1001?", "continue"), ("Thanks.", "stop")),
-            agent=[[("get_order", {"order_id": "o-1001"})], *replies],
-            tool_sim=[{"result": {"order_id": "o-1001", "status": "shipped", "total": 500.0}, "patch": []}],
-        )
-
-    def replies(t):
-        return [m["content"] for m in t.messages if m["role"] == "assistant" and m.get("content")]
-
     invented = "Order o-1001 is shipped; it was insured for 750.25 and was refrigerated."
     good = "Order o-1001 is shipped; its total was 500."
-    t = run(episode(), client(invented, good), cfg(reply_attempts=3))
+    t = run(episode(), lookup_client(invented, good), cfg(reply_attempts=3))
     assert t.reply_resamples == 1 and replies(t) == [good]
     # off, or one sample: the first reply stays, for the judge to drop
-    t = run(episode(), client(invented, good), cfg(reply_attempts=3, reply_passes_checks=False))
+    t = run(episode(), lookup_client(invented, good), cfg(reply_attempts=3, reply_passes_checks=False))
     assert t.reply_resamples == 0 and replies(t) == [invented]
-    t = run(episode(), client(invented, good), cfg(reply_attempts=1))
+    t = run(episode(), lookup_client(invented, good), cfg(reply_attempts=1))
     assert replies(t) == [invented]
 
 
