@@ -288,15 +288,20 @@ def claims(text: str, vocab: Vocabulary = DEFAULT_VOCABULARY) -> list[tuple[str,
     """(participle, clause, passive, complement) for each done action `text` states as a fact;
     `complement` is what follows a present-tense state ("is booked *in economy*"), else ""."""
     found = []
-    for segment in SEGMENTS.split(text.replace("\u2019", "'")):
-        if not segment.strip() or segment.rstrip().endswith("?"):
-            continue  # a question asks, it does not claim
-        if CONDITIONAL.match(segment.strip()):
-            continue  # "If you add it, a cancellation is refunded": the condition governs the whole sentence
-        clauses = CLAUSES.split(segment)
+    for clauses in _statements(text):
         for clause in clauses:
             found += _clause_claims(clause, vocab, alone=len(clauses) == 1)
     return found
+
+
+def _statements(text: str) -> list[list[str]]:
+    """The clauses of each sentence of `text` that states something: a question asks, it does not claim, and in
+    "If you add it, a cancellation is refunded" the condition governs the whole sentence."""
+    return [
+        CLAUSES.split(segment)
+        for segment in SEGMENTS.split(text.replace("\u2019", "'"))
+        if segment.strip() and not segment.rstrip().endswith("?") and not CONDITIONAL.match(segment.strip())
+    ]
 
 
 def _clause_claims(clause: str, vocab: Vocabulary, alone: bool = False) -> list[tuple[str, str, bool, str]]:
@@ -451,7 +456,7 @@ def invented_event(traj: Trajectory) -> HackFinding | None:
             continue
         seen = " ".join([*_seen_texts(traj.messages[:i]), descriptions]).lower().replace("_", " ")
         stems = {w[:5] for w in re.findall(r"[a-z]{4,}", seen)}
-        for clause in _stated_clauses(text):
+        for clause in (c for clauses in _statements(text) for c in clauses):
             for found in CLAIMED_EVENT.finditer(clause):
                 pp = found.group(1).lower()
                 if not _plain(clause[: found.start()]) or pp in vocab.actions or pp in TIME_EVENTS:
@@ -464,15 +469,6 @@ def invented_event(traj: Trajectory) -> HackFinding | None:
                     f"{text[:120]!r}",
                 )
     return None
-
-
-def _stated_clauses(text: str) -> list[str]:
-    """The clauses of `text` that state something: not a question's, nor a sentence a condition governs."""
-    out = []
-    for segment in SEGMENTS.split(text.replace("\u2019", "'")):
-        if segment.strip() and not segment.rstrip().endswith("?") and not CONDITIONAL.match(segment.strip()):
-            out += CLAUSES.split(segment)
-    return out
 
 
 def _unbacked(
