@@ -528,10 +528,10 @@ def test_the_values_a_reply_must_say_are_the_asked_fields_of_the_last_result():
     ]
 
 
-def test_the_tools_offered_after_a_user_message_are_those_whose_record_it_names():
-    """grounding.named_tools: after a user message, the tools whose collection the message names (a plural
-    too); none named, or not the user's turn: None (every tool stays). SmolLM2, asked for a crawled server's
-    projects, called its get_symbols."""
+def test_the_tools_offered_are_those_whose_record_the_user_named():
+    """grounding.named_tools: at every step, the tools whose collection the user's messages name (a plural too);
+    none named: None (every tool stays). SmolLM2, asked for a crawled server's projects, called its get_symbols;
+    with the record it was asked about read, it read another collection's record and answered about that."""
     from worldsmith.worldmodel.grounding import named_tools
     from worldsmith.worldmodel.toolset import ToolSet
 
@@ -558,8 +558,10 @@ def test_the_tools_offered_after_a_user_message_are_those_whose_record_it_names(
     both = {"role": "user", "content": "Which symbols does project prj-1401 have?"}
     assert named_tools(toolset, [both], worlds) == {"list_projects_tool", "get_symbols"}
     assert named_tools(toolset, [{"role": "user", "content": "What's the weather in Oslo?"}], worlds) is None
-    result = {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"projects": []})}
-    assert named_tools(toolset, [asked, result], worlds) is None
+    # after a result too: a symbol the projects' result names is not offered (the user asked about projects)
+    result = {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"projects": [{"project_id": "prj-1"}]})}
+    assert named_tools(toolset, [asked, result], worlds) == {"list_projects_tool"}
+    assert named_tools(toolset, [result], worlds) is None
 
 
 @pytest.mark.parametrize("seed", range(6))

@@ -593,10 +593,11 @@ def test_a_reply_before_reading_the_record_that_holds_the_answer_is_sampled_agai
     assert t.reply_resamples == 0 and [c.name for c in t.calls] == ["get_booking"]
 
 
-def test_the_first_step_after_a_user_message_is_offered_the_tools_of_the_record_it_names():
-    """rollouts.tools_the_user_named: asked about a member, the agent's first step may call the members' tools,
-    not the loans' list (the pack's actions, asked in their own words, stay when their keys are known); off, every
-    tool the grounding allows. SmolLM2 picked a crawled bundle's other tool often (get_symbols for the projects)."""
+def test_every_step_is_offered_the_tools_of_the_records_the_user_named():
+    """rollouts.tools_the_user_named: asked about a member, the agent's steps may call the members' tools, not the
+    loans' list (the pack's actions, asked in their own words, stay when their keys are known): not first, and not
+    once the member is read either; off, every tool the grounding allows. SmolLM2 picked a crawled bundle's other
+    tool often (get_symbols for the projects), and with a transaction read, read its account and answered about it."""
     from worldsmith.worldmodel.packs import load_pack
     from worldsmith.worldmodel.seed import seed_state
 
@@ -607,7 +608,7 @@ def test_the_first_step_after_a_user_message_is_offered_the_tools_of_the_record_
     agent = order_agent(lib.tools).model_copy(update={"world_id": lib.world.world_id})
     ep = Episode("trj_named", task, agent, ToolSet.build(lib.tools), 0, 7)
 
-    def first_offer(c) -> set[str]:
+    def offers(c) -> list[set[str]]:
         client = ScriptedClient(
             user_sim=user_says(
                 (f"What are the fines due of member {member['member_id']}?", "continue"), ("Thanks.", "stop")
@@ -615,10 +616,44 @@ def test_the_first_step_after_a_user_message_is_offered_the_tools_of_the_record_
             agent=[[("get_member", {"member_id": member["member_id"]})], f"They owe {member['fines_due']}."],
         )
         asyncio.run(run_episode(ep, client, PROMPTS, c, worlds={lib.world.world_id: lib.world}))
-        return {g["function"]["name"] for g in client.grammars[0]}
+        return [{g["function"]["name"] for g in grammar} for grammar in client.grammars[:2]]
 
-    assert first_offer(cfg()) == {"get_member"}
-    assert first_offer(cfg(tools_the_user_named=False)) == {"get_member", "list_member_loans"}
+    # after the member's result: the member is read (not offered again), the loans were not asked about
+    assert offers(cfg()) == [{"get_member"}, set()]
+    assert offers(cfg(tools_the_user_named=False)) == [{"get_member", "list_member_loans"}, {"list_member_loans"}]
+
+
+def test_a_write_made_again_with_the_same_arguments_is_sampled_again():
+    """SmolLM2 sent one transfer four times, each a new transaction: a call that already succeeded with the same
+    arguments is sampled again (offered no tool), so the user's money moves once."""
+    from worldsmith.worldmodel.packs import load_pack
+    from worldsmith.worldmodel.seed import seed_state
+
+    bank = load_pack(ROOT / "worlds" / "bank", today="2026-03-02")
+    state = seed_state(bank.world, 3, bank.records)
+    source, target = (a for a in state["accounts"][:2])
+    for a in (source, target):
+        a["status"], a["balance"] = "active", 500.0
+    task = cancel_task().model_copy(update={"initial_state": state})
+    agent = order_agent(bank.tools).model_copy(update={"world_id": bank.world.world_id})
+    ep = Episode("trj_twice", task, agent, ToolSet.build(bank.tools), 0, 7)
+    transfer = [
+        ("transfer_funds", {"account_id": source["account_id"], "to_account_id": target["account_id"], "amount": 20.0})
+    ]
+    ask = f"Please transfer 20.0 from account {source['account_id']} to account {target['account_id']}."
+    done = f"I moved 20.0 from {source['account_id']} to {target['account_id']}."
+
+    def play(c):
+        client = ScriptedClient(
+            user_sim=user_says((ask, "continue"), ("Thanks.", "stop")), agent=[transfer, transfer, done]
+        )
+        return asyncio.run(run_episode(ep, client, PROMPTS, c, worlds={bank.world.world_id: bank.world})), client
+
+    t, client = play(cfg(reply_attempts=3))
+    assert [c.name for c in t.calls] == ["transfer_funds"] and t.reply_resamples == 1
+    assert client.grammars[2] == [] and done in [m.get("content") for m in t.messages]
+    t, _ = play(cfg(reply_attempts=1))  # one sample: the repeat is the agent's, and moves the money twice
+    assert [c.name for c in t.calls] == ["transfer_funds", "transfer_funds"]
 
 
 def test_a_reply_that_meets_the_goal_at_the_turn_limit_is_closed_by_the_user():

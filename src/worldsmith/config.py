@@ -506,8 +506,9 @@ class RolloutsConfig(Strict):
     # messages name ("the name for section sct-3203") must say one of those fields' values there, in the grammar
     # (grounding.asked_values): SmolLM2 answered crawled look-ups with links and numbers it made up
     reply_quotes_asked: bool = True
-    # grounded decoding: the first step after a user message is offered the tools whose record or action the
-    # message names, when it names any (grounding.named_tools): SmolLM2 often picked a crawled bundle's other tool
+    # grounded decoding: every agent step is offered the tools whose record or action the user's messages name,
+    # when they name any (grounding.named_tools): SmolLM2 often picked a crawled bundle's other tool, and with the
+    # record it was asked about read, read a record it referenced and answered about that
     tools_the_user_named: bool = True
     tool_sim: ToolSimConfig = ToolSimConfig()
     faults: FaultsConfig = FaultsConfig()

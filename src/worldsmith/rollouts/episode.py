@@ -29,7 +29,7 @@ from worldsmith.records import Agent, FaultEvent, Task, ToolCall, ToolSpec, Traj
 from worldsmith.records import World as WorldSchema
 from worldsmith.rollouts.user import UserSimulator
 from worldsmith.rubric import goal_met
-from worldsmith.vocab import END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS, READ_ACTIONS
+from worldsmith.vocab import END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS
 from worldsmith.worldmodel.faults import FaultInjector
 from worldsmith.worldmodel.grounding import asked_values, ground_tools, named_tools, unread_reads
 from worldsmith.worldmodel.runner import CallOutcome, SimulatorFailure, ToolRunner, is_read_only
@@ -215,7 +215,10 @@ class EpisodeRun:
         acted_on = self.keys_acted_on()
         grammar = ground_tools(ep.toolset, self.messages, self.worlds, acted_on) if self.grounded else None
         if grammar and cfg.tools_the_user_named and (named := named_tools(ep.toolset, self.messages, self.worlds)):
-            grammar = [t for t in grammar if t["function"]["name"] in named] or grammar
+            # none of the named records' tools usable: at the user's turn every tool stays (the record may be found
+            # through another); after a result, a reply (what the named tools could do is done)
+            at_users_turn = self.messages[-1]["role"] == "user"
+            grammar = [t for t in grammar if t["function"]["name"] in named] or (grammar if at_users_turn else [])
         prose: LLMResult | None = None  # a prose reply that ignored the result: kept if no later sample is prose
         quote = asked_values(self.messages) if self.grounded and cfg.reply_quotes_asked else None
         for attempt in range(cfg.reply_attempts):
@@ -229,9 +232,9 @@ class EpisodeRun:
                 quote=quote,
             )
             unusable = not r.ok and r.error_kind in ("parse", "schema")  # a runaway cut at max_tokens
-            # a read made again with the same arguments after it succeeded learns nothing: SmolLM2, sampled again
-            # for a reply that ignored the result, called the same list four times instead
-            repeated = r.ok and bool(r.tool_calls) and all(map(self.repeats_a_read, r.tool_calls))
+            # a call made again with the same arguments after it succeeded: a read learns nothing (SmolLM2, sampled
+            # again for a reply that ignored the result, called the same list four times), a write does it twice
+            repeated = r.ok and bool(r.tool_calls) and all(map(self.repeats_a_call, r.tool_calls))
             unusable = unusable or repeated
             text = (r.message().get("content") or "") if r.ok else ""
             garbled = r.ok and not r.tool_calls and (garbled_text(text, self.cap) or one_word(text))
@@ -279,12 +282,11 @@ class EpisodeRun:
         had = {h.kind for h in find_hacks(before)}
         return [h.kind for h in find_hacks(after) if h.kind not in had]
 
-    def repeats_a_read(self, call: dict[str, Any]) -> bool:
-        """Whether `call` (an OpenAI tool call) is a read this episode already made, with success, with the same
-        arguments."""
+    def repeats_a_call(self, call: dict[str, Any]) -> bool:
+        """Whether `call` (an OpenAI tool call) is one this episode already made, with success, with the same
+        arguments: a read learns nothing new, a write does it twice (SmolLM2 sent one transfer four times)."""
         fn = call.get("function") or {}
-        spec = self.ep.toolset.by_name.get(fn.get("name", ""))
-        if spec is None or spec.binding is None or spec.binding.action not in READ_ACTIONS:
+        if fn.get("name", "") not in self.ep.toolset.by_name:
             return False
         try:
             args = json.loads(fn.get("arguments") or "{}")

@@ -240,15 +240,16 @@ def ground_tools(
 
 
 def named_tools(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World]) -> set[str] | None:
-    """Right after a user message: the names of the bundle's world tools whose record the user's message names
-    (its entity or collection, "the paperswithcodes whose ...", "booking bkg-1"), with every custom action (a
-    pack's `checkout_book` is asked as "check out", its words are not its name's); None when it is not the
-    user's turn, or the message names no record a get/list/create/update/delete acts on (every tool stays on
-    offer: an irrelevant request, a reply to a question). From the conversation only, as the keys are: SmolLM2,
-    asked for a crawled server's projects, called its get_symbols; asked for papers, get_remote_jobs."""
-    if not messages or messages[-1]["role"] != "user":
+    """The names of the bundle's world tools whose record the user's messages name (its entity or collection, "the
+    paperswithcodes whose ...", "booking bkg-1"), with every custom action (a pack's `checkout_book` is asked as
+    "check out", its words are not its name's); None when no user message names a record a get/list/create/update/
+    delete acts on (every tool stays on offer: an irrelevant request). From the conversation only, as the keys are,
+    at every step: SmolLM2, asked for a crawled server's projects, called its get_symbols; asked for papers,
+    get_remote_jobs; with the transaction it was asked about read, it read the transaction's account and answered
+    about that."""
+    said = " ".join(_text(m.get("content")) for m in messages if m["role"] == "user").lower()
+    if not said:
         return None
-    said = _text(messages[-1].get("content")).lower()
     named, actions = set(), set()
     for tool in toolset.tools:
         name = tool["function"]["name"]
