@@ -625,7 +625,7 @@ def test_every_step_is_offered_the_tools_of_the_records_the_user_named():
 
 def test_a_write_made_again_with_the_same_arguments_is_sampled_again():
     """SmolLM2 sent one transfer four times, each a new transaction: a call that already succeeded with the same
-    arguments is sampled again (offered no tool), so the user's money moves once."""
+    arguments is sampled again (offered no tool), so the user's money moves once; the reply confirms it by name."""
     from worldsmith.worldmodel.packs import load_pack
     from worldsmith.worldmodel.seed import seed_state
 
@@ -652,6 +652,11 @@ def test_a_write_made_again_with_the_same_arguments_is_sampled_again():
     t, client = play(cfg(reply_attempts=3))
     assert [c.name for c in t.calls] == ["transfer_funds"] and t.reply_resamples == 1
     assert client.grammars[2] == [] and done in [m.get("content") for m in t.messages]
+    # the reply after the change had to name it: one of the transfer's own arguments (rollouts.reply_quotes_asked;
+    # SmolLM2 confirmed a cancelled ord-2003 as "Cancel order of order-2003")
+    assert client.quotes[0] == [] and client.quotes[1] == [source["account_id"], target["account_id"], "20.0"]
+    _, client = play(cfg(reply_attempts=3, reply_quotes_asked=False))
+    assert client.quotes[1] is None
     t, _ = play(cfg(reply_attempts=1))  # one sample: the repeat is the agent's, and moves the money twice
     assert [c.name for c in t.calls] == ["transfer_funds", "transfer_funds"]
 

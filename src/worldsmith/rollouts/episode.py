@@ -31,7 +31,13 @@ from worldsmith.rollouts.user import UserSimulator
 from worldsmith.rubric import goal_met
 from worldsmith.vocab import END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS
 from worldsmith.worldmodel.faults import FaultInjector
-from worldsmith.worldmodel.grounding import asked_values, ground_tools, named_tools, unread_reads
+from worldsmith.worldmodel.grounding import (
+    asked_values,
+    confirming_values,
+    ground_tools,
+    named_tools,
+    unread_reads,
+)
 from worldsmith.worldmodel.runner import CallOutcome, SimulatorFailure, ToolRunner, is_read_only
 from worldsmith.worldmodel.state import World
 from worldsmith.worldmodel.toolset import ToolSet
@@ -220,7 +226,9 @@ class EpisodeRun:
             at_users_turn = self.messages[-1]["role"] == "user"
             grammar = [t for t in grammar if t["function"]["name"] in named] or (grammar if at_users_turn else [])
         prose: LLMResult | None = None  # a prose reply that ignored the result: kept if no later sample is prose
-        quote = asked_values(self.messages) if self.grounded and cfg.reply_quotes_asked else None
+        quote = None
+        if self.grounded and cfg.reply_quotes_asked:  # what the user asked of this result, or the change it confirms
+            quote = asked_values(self.messages) or confirming_values(ep.toolset, self.messages)
         for attempt in range(cfg.reply_attempts):
             r = await self.client.tool_step(
                 "agent",

@@ -17,7 +17,7 @@ from typing import Any
 
 from worldsmith.prose import tool_result
 from worldsmith.records import CollectionSpec, ToolBinding, ToolSpec, World
-from worldsmith.vocab import PROSE_CHAR
+from worldsmith.vocab import PROSE_CHAR, READ_ACTIONS
 from worldsmith.worldmodel.toolset import ToolSet
 
 
@@ -361,3 +361,34 @@ def asked_values(messages: list[dict[str, Any]], count: bool = False) -> list[st
     (`vocab.quoting_reply_pattern`); requiring all of them, or each after its field's name, made SmolLM2 write more
     replies the judge keeps and fewer a reader does (benchmarks/README.md, reply grammars)."""
     return list(dict.fromkeys(v for _, values in asked_fields(messages, count) for v in values))
+
+
+def confirming_values(toolset: ToolSet, messages: list[dict[str, Any]]) -> list[str]:
+    """Right after a successful result of a change code ran (an update, delete, create or a pack's action): the
+    arguments of the call it answers (the record's key, what it set), each quotable, in the call's order. A reply
+    that confirms the change names one of them (the task's confirmation criterion asks that); under grounding the
+    reply's grammar requires one (`rollouts.reply_quotes_asked`): SmolLM2 confirmed a cancelled order ord-2003 as
+    "Cancel order of order-2003", a changed repository as "Your response." Empty anywhere else."""
+    if not messages or tool_result(messages[-1]) is None:
+        return []
+    call_id = messages[-1].get("tool_call_id")
+    for m in reversed(messages):
+        for call in m.get("tool_calls") or []:
+            if call.get("id") != call_id:
+                continue
+            fn = call.get("function") or {}
+            spec = toolset.by_name.get(fn.get("name", ""))
+            b = spec.binding if spec is not None else None
+            if b is None or not b.executed or b.action in READ_ACTIONS:
+                return []
+            try:
+                args = json.loads(fn.get("arguments") or "{}")
+            except ValueError:
+                return []
+            values = [
+                str(v).strip()
+                for v in (args.values() if isinstance(args, dict) else [])
+                if isinstance(v, str | int | float) and not isinstance(v, bool)
+            ]
+            return list(dict.fromkeys(v for v in values if _QUOTABLE.fullmatch(v) and (len(v) >= 2 or v.isdigit())))
+    return []
