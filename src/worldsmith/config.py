@@ -504,7 +504,8 @@ class RolloutsConfig(Strict):
     read_before_reply: bool = True
     # grounded decoding with prose replies: a text reply right after a successful result whose fields the user's
     # messages name ("the name for section sct-3203") must say one of those fields' values there, in the grammar
-    # (grounding.asked_values): SmolLM2 answered crawled look-ups with links and numbers it made up
+    # (grounding.asked_values); right after a change code ran, one of the call's own arguments (confirming_values):
+    # SmolLM2 answered crawled look-ups with links and numbers it made up, confirmed ord-2003 as "order-2003"
     reply_quotes_asked: bool = True
     # grounded decoding: every agent step is offered the tools whose record or action the user's messages name,
     # when they name any (grounding.named_tools): SmolLM2 often picked a crawled bundle's other tool, and with the
