@@ -81,7 +81,8 @@ def _start(engine: str, tmp_path_factory, timeout: float):
         startup_timeout_s=timeout,  # vllm_args: the product's default, so the tests run what users run
     )
     server = ModelServer(cfg, ROOT, data)
-    server.start()
+    # a llama.cpp server exits with the test session, even one killed outright (timeouts left servers spinning)
+    server.start(owner_pid=os.getpid())
     return server
 
 

@@ -343,12 +343,19 @@ def test_grammar_schema_drops_what_slows_or_breaks_the_engine_and_keeps_the_rest
         "properties": {
             "pattern": {"type": "string", "pattern": "^a+$", "maxLength": 5},
             "sites": {"type": "array", "items": {"enum": []}},
+            "at": {"type": "string", "format": "date-time"},
+            "day": {"type": "string", "format": "date"},
         },
         "required": ["pattern"],
     }
     assert grammar_schema(schema) == {
         "type": "object",
-        "properties": {"pattern": {"type": "string", "maxLength": 5}, "sites": {"type": "array", "items": {}}},
+        "properties": {
+            "pattern": {"type": "string", "maxLength": 5},
+            "sites": {"type": "array", "items": {}},
+            "at": {"type": "string"},
+            "day": {"type": "string", "format": "date"},  # a fixed-length rule, kept: SmolLM2 wrote timestamps
+        },
         "required": ["pattern"],
     }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 import jsonschema
 import pytest
@@ -208,6 +209,34 @@ def test_a_grounded_optional_parameter_holds_to_the_values_shown(llamacpp_server
         for tc in r.tool_calls:
             args = json.loads(tc["function"]["arguments"])
             assert args.get("owner", allowed[0]) in allowed, args
+
+
+def test_a_date_parameter_gets_a_date_from_the_grammar(llamacpp_server):
+    """`format: date` reaches llama.cpp's grammar (other formats and patterns are dropped there): SmolLM2 sent a
+    clinic's reschedule "2023-01-18T14:30:00Z" without it, and the world refused the call."""
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "reschedule_appointment",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"day": {"type": "string", "format": "date", "description": "the day"}},
+                    "required": ["day"],
+                },
+            },
+        }
+    ]
+    messages = [{"role": "user", "content": "Move my visit to April 9th at half past two, please."}]
+    for seed in range(3):
+        r = call(
+            llamacpp_server,
+            lambda c, s=seed: c.tool_step("agent", messages, tools, require_tool=True, seed=s, temperature=1.0),
+            parallel_tool_calls=False,
+        )
+        assert r.ok and r.tool_calls, f"{r.error}: {r.raw}"
+        day = json.loads(r.tool_calls[0]["function"]["arguments"])["day"]
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", day), day
 
 
 def test_tool_result_round_trip_renders(engine):

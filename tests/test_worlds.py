@@ -970,3 +970,30 @@ def test_ground_tools_leaves_tools_of_unknown_worlds(world):
     toolset = ToolSet.build([_spec(world, bind(world, "products", "get", key_param="product_id"), "get_product")])
     assert ground_tools(toolset, MESSAGES, {}) == toolset.tools
     assert ground_tools(toolset, MESSAGES, {world.world_id: world}) == []
+
+
+def test_ground_tools_holds_a_date_argument_to_the_days_shown():
+    """A pack action's `format: date` parameter (the clinic's reschedule) is narrowed to the days the user and the
+    results have shown; with none shown it stays a free date. SmolLM2 moved a visit to 2022-04-09 when asked for
+    2026-04-09, and sent timestamps before the grammar held it to a date."""
+    from pathlib import Path
+
+    from worldsmith.worldmodel.packs import load_pack
+    from worldsmith.worldmodel.toolset import ToolSet
+
+    clinic = load_pack(Path(__file__).resolve().parent.parent / "worlds" / "clinic", today="2026-03-02")
+    toolset = ToolSet.build(clinic.tools)
+    worlds = {clinic.world.world_id: clinic.world}
+    asked = {"role": "user", "content": "Please move appointment apt-8506 to 2026-04-09 at 14:30."}
+    result = {"role": "tool", "tool_call_id": "c1", "content": '{"appointment_id": "apt-8506", "date": "2026-03-20"}'}
+
+    def date_param(messages):
+        (tool,) = [
+            t for t in ground_tools(toolset, messages, worlds) if t["function"]["name"] == "reschedule_appointment"
+        ]
+        return tool["function"]["parameters"]["properties"]["date"]
+
+    assert date_param([asked])["enum"] == ["2026-04-09"]
+    assert date_param([asked, result])["enum"] == ["2026-04-09", "2026-03-20"]
+    free = date_param([{"role": "user", "content": "Please move appointment apt-8506 to next Friday."}])
+    assert "enum" not in free and free["format"] == "date"

@@ -182,12 +182,13 @@ def _limited_to(prop: dict[str, Any], values: list[str]) -> dict[str, Any]:
 def ground_tools(
     toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World], done: set[tuple[str, str]] = frozenset()
 ) -> list[dict[str, Any]]:
-    """The toolset's OpenAI tools with key parameters narrowed to the keys seen so far; the
-    tools whose required key has none are left out. `done`: (tool, key) of calls that already
-    succeeded: the tool is not offered that record again (a small model otherwise repeats a
-    call it has just made, step after step)."""
+    """The toolset's OpenAI tools with key parameters narrowed to the keys seen so far (and a `format: date`
+    parameter to the days seen, when there are any); the tools whose required key has none are left out.
+    `done`: (tool, key) of calls that already succeeded: the tool is not offered that record again (a small model
+    otherwise repeats a call it has just made, step after step)."""
     out: list[dict[str, Any]] = []
     seen_by_world: dict[str, dict[str, list[str]]] = {}
+    dates: list[str] | None = None
     for tool in toolset.tools:
         spec = toolset.by_name[tool["function"]["name"]]
         b, world, _ = _acts_on(toolset, spec.name, worlds)
@@ -234,9 +235,25 @@ def ground_tools(
                 props.pop(param)
                 continue
             props[param] = _limited_to(props[param], shown)
+        for param in [p for p, prop in props.items() if prop.get("format") == "date" and "enum" not in prop]:
+            if dates is None:
+                dates = seen_dates(messages)
+            if dates:  # none shown: any day (the grammar still holds it to a date)
+                props[param] = _limited_to(props[param], dates)
         if usable:
             out.append(narrowed)
     return out
+
+
+DAY = re.compile(r"(?<![\w-])\d{4}-\d{2}-\d{2}(?![\d-])")
+
+
+def seen_dates(messages: list[dict[str, Any]]) -> list[str]:
+    """The days (YYYY-MM-DD) the user's messages and the tool results have shown, in order, once each: what a
+    `format: date` argument may be under grounding. SmolLM2, asked to move a visit to 2026-04-09, sent 2022-04-09
+    (its training years) even with the grammar holding it to a date."""
+    texts = [_text(m.get("content")) for m in messages if m["role"] in ("user", "tool")]
+    return list(dict.fromkeys(d for t in texts for d in DAY.findall(t)))
 
 
 def named_tools(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World]) -> set[str] | None:
