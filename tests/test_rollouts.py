@@ -661,6 +661,59 @@ def test_a_write_made_again_with_the_same_arguments_is_sampled_again():
     assert [c.name for c in t.calls] == ["transfer_funds", "transfer_funds"]
 
 
+def test_a_value_the_world_found_no_record_by_is_not_offered_again():
+    """A tool that names its record by one field (a crawled `remove_project_tool(name)`): asked to remove "Harbor
+    project", SmolLM2 sent "Harbor" four times, each not_found. The value the world found nothing by is left out of
+    the next step's grammar; a call the world refused, sent again as it was, is sampled again like a repeated
+    success. An injected fault is no refusal: the same call may be retried."""
+    from worldsmith.records import ToolBinding
+    from worldsmith.tools.evolve import bound_spec
+    from worldsmith.worldmodel.packs import load_pack
+    from worldsmith.worldmodel.seed import seed_state
+
+    lib = load_pack(ROOT / "worlds" / "library", today="2026-03-02")
+    state = seed_state(lib.world, 3, lib.records)
+    member = state["members"][0]
+    first = member["full_name"].split()[0]
+    by_name = bound_spec(
+        lib.world,
+        ToolBinding(world_id=lib.world.world_id, collection="members", action="get", match={"full_name": "full_name"}),
+        "get_member_by_name",
+        "A member, by full name.",
+        request_id="req-by-name",
+        named_by="code",
+    )
+    by_name = by_name.model_copy(
+        update={
+            "input_schema": {
+                "type": "object",
+                "properties": {"full_name": {"type": "string"}},
+                "required": ["full_name"],
+                "additionalProperties": False,
+            }
+        }
+    )
+    task = cancel_task().model_copy(update={"initial_state": state})
+    agent = order_agent([by_name]).model_copy(update={"world_id": lib.world.world_id})
+    ep = Episode("trj_refused", task, agent, ToolSet.build([by_name]), 0, 7)
+    ask = f"What is the email of member {member['full_name']}?"
+
+    def play(*steps):
+        client = ScriptedClient(user_sim=user_says((ask, "continue"), ("Thanks.", "stop")), agent=list(steps))
+        t = asyncio.run(run_episode(ep, client, PROMPTS, cfg(reply_attempts=3), worlds={lib.world.world_id: lib.world}))
+        return t, client
+
+    wrong = [("get_member_by_name", {"full_name": first})]
+    right = [("get_member_by_name", {"full_name": member["full_name"]})]
+    t, client = play(wrong, right, f"Their email is {member['email']}.")
+    assert [c.ok for c in t.calls] == [False, True] and t.calls[0].error.startswith("not_found"), t.calls
+    offered = client.grammars[1][0]["function"]["parameters"]["properties"]["full_name"]["enum"]
+    assert first not in offered and member["full_name"] in offered
+    # sent again as it was (an ungrounded policy may): sampled again, offered no tool
+    t, client = play(wrong, wrong, "I found no member by that name.")
+    assert len(t.calls) == 1 and t.reply_resamples == 1 and client.grammars[2] == []
+
+
 def test_a_reply_that_meets_the_goal_at_the_turn_limit_is_closed_by_the_user():
     """max_turns counts the user's messages that ask for more. At the limit, a reply that meets a blueprint task's
     goal is still closed by the user's stop (finished: the judge can keep it); one that does not ends at max_turns.

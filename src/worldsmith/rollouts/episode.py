@@ -291,8 +291,9 @@ class EpisodeRun:
         return [h.kind for h in find_hacks(after) if h.kind not in had]
 
     def repeats_a_call(self, call: dict[str, Any]) -> bool:
-        """Whether `call` (an OpenAI tool call) is one this episode already made, with success, with the same
-        arguments: a read learns nothing new, a write does it twice (SmolLM2 sent one transfer four times)."""
+        """Whether `call` (an OpenAI tool call) is one this episode already made with the same arguments, and it
+        succeeded or the world refused it (not an injected fault, which a retry may get past): a read learns nothing
+        new, a write does it twice (SmolLM2 sent one transfer four times), a refusal comes again."""
         fn = call.get("function") or {}
         if fn.get("name", "") not in self.ep.toolset.by_name:
             return False
@@ -300,16 +301,23 @@ class EpisodeRun:
             args = json.loads(fn.get("arguments") or "{}")
         except ValueError:
             return False
-        return any(c.ok and c.name == fn.get("name") and c.arguments == args for c in self.calls)
+        return any((c.ok or c.fault is None) and c.name == fn.get("name") and c.arguments == args for c in self.calls)
 
     def keys_acted_on(self) -> set[tuple[str, str]]:
         """(tool, record key) of every call that succeeded so far: grounding offers no tool that record again.
-        A tool that names its record by one field instead (`fullname`) gives (tool, "match:<value>")."""
+        A tool that names its record by one field instead (`fullname`) gives (tool, "match:<value>"), also when
+        the world found no record by that value (SmolLM2 asked to remove "Harbor project" sent "Harbor" four
+        times; a key's not_found is not counted: a composite key fails on its other part)."""
         by_name = self.ep.toolset.by_name
         out = set()
         for c in self.calls:
             b = by_name[c.name].binding if c.name in by_name else None
-            if not c.ok or b is None or not isinstance(c.arguments, dict):
+            if b is None or not isinstance(c.arguments, dict):
+                continue
+            if not c.ok:
+                if c.fault is None and not b.key_param and len(b.match) == 1 and _code(c.error) == "not_found":
+                    (param,) = b.match
+                    out.add((c.name, "match:" + str(c.arguments.get(param)).lower()))
                 continue
             if b.key_param:
                 out.add((c.name, str(c.arguments.get(b.key_param)).lower()))
@@ -419,3 +427,8 @@ async def run_episode(
     run = EpisodeRun(ep, client, prompts, cfg, real, worlds)
     await run.play()
     return run.trajectory()
+
+
+def _code(error: str | None) -> str:
+    """The code of a recorded call error ("not_found: no project with name 'Harbor'" -> "not_found")."""
+    return (error or "").split(":", 1)[0].strip()
