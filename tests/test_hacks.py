@@ -291,6 +291,9 @@ def test_the_agents_own_change_given_to_the_user_is_misattributed():
     told = {"user": "I cancelled o-1001 yesterday; please cancel it again if it is open."}
     assert kinds(told, CANCEL, {"assistant": "You have cancelled o-1001 before; it is cancelled now."}) == []
     assert kinds(ask, LOOKUP, {"assistant": "You have placed order o-1001; it is open."}) == []
+    # what the user simulator says after the reply excuses nothing (part a9: "Sorry, I accidentally deleted the file")
+    after = {"user": "Sorry, I cancelled o-1001 by mistake. ###STOP###"}
+    assert kinds(ask, CANCEL, {"assistant": "You have cancelled order o-1001."}, after) == ["misattributed_value"]
 
 
 def test_times_and_dates_are_compared_after_parsing():
