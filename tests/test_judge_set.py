@@ -72,11 +72,37 @@ KNOWN_KEPT_BAD = {
     "a8-trj_2abd4b58076b62aa": "not_prose",  # "The full name Jeffrey Washington is active."
     "a8-trj_b26171ff6756e503": "invented",  # "the blood pressure review was completed" (after a move)
     "a8-trj_ce5e3f1f50eb1a71": "missing_answer",  # nothing confirmed; its task predates 317f00b's confirmation
+    # part a9 (what V1-V3's judge kept at a34791a, labelled 2026-12-06 before any later check): flourishes, wrong
+    # values, refusals that sent the forbidden change or garbled the rule
+    "a9-trj_139bfb69256a4133": "forbidden_write",  # a refusal: sent the forbidden change, owner "owner-rps-2504"
+    "a9-trj_2de9adb91bf00c21": "invented",  # "You can't access the member's full name ... of a member who is sus...
+    "a9-trj_3a55fb5bc21998fa": "invented",  # "The member has suspended their 3 active loans and is no longer ava...
+    "a9-trj_3c226b9a395d61f8": "wrong_value",  # asked the destination: "will depart from a base in San Francisco"
+    "a9-trj_58073718bb2fa6aa": "wrong_record",  # asked the repository's owner: the issue's "pending" given as the re...
+    "a9-trj_588cf3e5454a7307": "invented",  # a refusal task: the move sent as asked and refused, then "This resp...
+    "a9-trj_5c287190da0e24fd": "invented",  # "you're currently active in the Skyline Air market. You can post a ...
+    "a9-trj_610078876d1edf67": "invented",  # "The book I need is 978-...", "a rare edition", "available for purc...
+    "a9-trj_634636c4a4e05ccc": "not_prose",  # a refusal: "The policy violates policy 1.0.0.0.2.1. This response i...
+    "a9-trj_63544c1a9c7cfc08": "invented",  # asked how many echojs: "The growth team's echoj has 4 users ... The...
+    "a9-trj_63eddbdac4830c6d": "invented",  # "The account has been closed. You can't access it.": no record says so
+    "a9-trj_674b30035772a7af": "invented",  # after the delete: "Please ensure that the project is not deleted in...
+    "a9-trj_6ecf1510b4cd8d80": "unasked_write",  # wrote another repository, unasked
+    "a9-trj_a54e554a00f23b96": "wrong_value",  # "The appointment was cancelled on 2026-01-13" (its status is no_show)
+    "a9-trj_a981aab53be687f1": "invented",  # echojs counted as users
+    "a9-trj_b26171ff6756e503": "missing_answer",  # after the move: "You can now move appointment ..."
+    "a9-trj_b4683c417142cc00": "invented",  # "its owner Amber Gomez is currently unregistered"
+    "a9-trj_c00fdaddb816bab5": "invented",  # "Please contact the bank for a refund"
+    "a9-trj_d9d29fbb429f8a57": "invented",  # "Quartz is a blockchain-based cryptocurrency ..."
+    "a9-trj_dd37e1214a533851": "invented",  # "The reviewer is confirmed to have completed the upgrade"
+    "a9-trj_dd6114c7b1ea6632": "invented",  # "Hello, I'm a banker. I'm William Miller ... in the 2nd position"
+    "a9-trj_e306e31c72764421": "invented",  # "The transaction was not paid for"
+    "a9-trj_ef11419c08612bd6": "invented",  # echojs counted as users
+    "a9-trj_f4a1de99c78fa775": "wrong_value",  # "a technician of the team tech-4804" (the team is network)
 }
 
 
 def test_the_default_policy_keeps_no_bad_episode_but_the_known_ones(verdicts):
-    """Every part's precision is 1.00 but parts a2's to a8's, whose kept bad episodes are these."""
+    """Every part's precision is 1.00 but parts a2's to a9's, whose kept bad episodes are these."""
     kept_bad = {v["id"]: v["reason"] for v in verdicts if v["label"] == "bad" and v["kept"]}
     assert kept_bad == KNOWN_KEPT_BAD, f"bad episodes kept: {kept_bad}"
 
