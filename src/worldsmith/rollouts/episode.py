@@ -240,8 +240,9 @@ class EpisodeRun:
                 quote=quote,
             )
             unusable = not r.ok and r.error_kind in ("parse", "schema")  # a runaway cut at max_tokens
-            # a call made again with the same arguments after it succeeded: a read learns nothing (SmolLM2, sampled
-            # again for a reply that ignored the result, called the same list four times), a write does it twice
+            # a call made again with the same arguments after it succeeded or the world refused it: a read learns
+            # nothing (SmolLM2, sampled again for a reply that ignored the result, called the same list four times),
+            # a write does it twice, a refusal comes again
             repeated = r.ok and bool(r.tool_calls) and all(map(self.repeats_a_call, r.tool_calls))
             unusable = unusable or repeated
             text = (r.message().get("content") or "") if r.ok else ""
