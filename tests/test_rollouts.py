@@ -631,7 +631,7 @@ def test_a_write_made_again_with_the_same_arguments_is_sampled_again():
 
     bank = load_pack(ROOT / "worlds" / "bank", today="2026-03-02")
     state = seed_state(bank.world, 3, bank.records)
-    source, target = (a for a in state["accounts"][:2])
+    source, target = state["accounts"][:2]
     for a in (source, target):
         a["status"], a["balance"] = "active", 500.0
     task = cancel_task().model_copy(update={"initial_state": state})

@@ -315,10 +315,8 @@ class EpisodeRun:
             b = by_name[c.name].binding if c.name in by_name else None
             if b is None or not isinstance(c.arguments, dict):
                 continue
-            if not c.ok:
-                if c.fault is None and not b.key_param and len(b.match) == 1 and _code(c.error) == "not_found":
-                    (param,) = b.match
-                    out.add((c.name, "match:" + str(c.arguments.get(param)).lower()))
+            found_nothing = c.fault is None and not b.key_param and _code(c.error) == "not_found"
+            if not (c.ok or found_nothing):
                 continue
             if b.key_param:
                 out.add((c.name, str(c.arguments.get(b.key_param)).lower()))

@@ -32,9 +32,19 @@ def _text(content: Any) -> str:
     return content or ""
 
 
+def _shown_texts(messages: list[dict[str, Any]]) -> list[str]:
+    """The texts of the user's messages and the tool results: what the conversation has shown the agent."""
+    return [_text(m.get("content")) for m in messages if m["role"] in ("user", "tool")]
+
+
+def _user_said(messages: list[dict[str, Any]]) -> str:
+    """Everything the user's messages say, lower-cased, as one text."""
+    return " ".join(_text(m.get("content")) for m in messages if m["role"] == "user").lower()
+
+
 def seen_keys(messages: list[dict[str, Any]], world: World) -> dict[str, list[str]]:
     """Per collection, the keys the user's messages and the tool results have shown, in order."""
-    texts = [_text(m.get("content")) for m in messages if m["role"] in ("user", "tool")]
+    texts = _shown_texts(messages)
     out: dict[str, list[str]] = {}
     for c in world.collections:
         pattern = key_pattern(c.id_prefix)
@@ -252,8 +262,7 @@ def seen_dates(messages: list[dict[str, Any]]) -> list[str]:
     """The days (YYYY-MM-DD) the user's messages and the tool results have shown, in order, once each: what a
     `format: date` argument may be under grounding. SmolLM2, asked to move a visit to 2026-04-09, sent 2022-04-09
     (its training years) even with the grammar holding it to a date."""
-    texts = [_text(m.get("content")) for m in messages if m["role"] in ("user", "tool")]
-    return list(dict.fromkeys(d for t in texts for d in DAY.findall(t)))
+    return list(dict.fromkeys(d for t in _shown_texts(messages) for d in DAY.findall(t)))
 
 
 def named_tools(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[str, World]) -> set[str] | None:
@@ -264,7 +273,7 @@ def named_tools(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[s
     at every step: SmolLM2, asked for a crawled server's projects, called its get_symbols; asked for papers,
     get_remote_jobs; with the transaction it was asked about read, it read the transaction's account and answered
     about that."""
-    said = " ".join(_text(m.get("content")) for m in messages if m["role"] == "user").lower()
+    said = _user_said(messages)
     if not said:
         return None
     named, actions = set(), set()
@@ -302,7 +311,7 @@ def unread_reads(toolset: ToolSet, messages: list[dict[str, Any]], worlds: dict[
     it. Empty when the last message is not a successful result, or nothing asked is missing."""
     if not messages or tool_result(messages[-1]) is None:  # not after a result, or after an error
         return []
-    said = " ".join(_text(m.get("content")) for m in messages if m["role"] == "user").lower()
+    said = _user_said(messages)
     shown = _field_names([doc for m in messages if (doc := tool_result(m)) is not None])
     results = [m for m in messages if m["role"] == "tool"]
     seen_by_world: dict[str, dict[str, list[str]]] = {}
@@ -334,6 +343,11 @@ HOW_MANY = re.compile(r"\b(?:how many|number of)\b")
 _QUOTABLE = re.compile(PROSE_CHAR + "{1,60}")
 
 
+def _quotable(value: str) -> bool:
+    """Whether the reply grammar may require `value`: prose characters, at most 60, and more than one unless a digit."""
+    return _QUOTABLE.fullmatch(value) is not None and (len(value) >= 2 or value.isdigit())
+
+
 def _field_values(doc: Any, out: dict[str, list[str]]) -> None:
     if isinstance(doc, dict):
         for k, v in doc.items():
@@ -356,7 +370,7 @@ def asked_fields(messages: list[dict[str, Any]], count: bool = False) -> list[tu
     of its fields."""
     if not messages or (doc := tool_result(messages[-1])) is None:
         return []
-    said = " ".join(_text(m.get("content")) for m in messages if m["role"] == "user").lower()
+    said = _user_said(messages)
     by_field: dict[str, list[str]] = {}
     _field_values(doc, by_field)
     out = []
@@ -365,9 +379,7 @@ def asked_fields(messages: list[dict[str, Any]], count: bool = False) -> list[tu
         counted = count and fname == "count" and HOW_MANY.search(said) is not None  # "how many", "the number of"
         if not phrase or not (counted or _says(said, phrase, plural=True)):
             continue
-        kept = [
-            v for v in values if _QUOTABLE.fullmatch(v) and (len(v) >= 2 or v.isdigit()) and not _says(said, v.lower())
-        ]
+        kept = [v for v in values if _quotable(v) and not _says(said, v.lower())]
         if kept := list(dict.fromkeys(kept)):
             out.append((fname, kept))
     return out
@@ -389,23 +401,19 @@ def confirming_values(toolset: ToolSet, messages: list[dict[str, Any]]) -> list[
     if not messages or tool_result(messages[-1]) is None:
         return []
     call_id = messages[-1].get("tool_call_id")
-    for m in reversed(messages):
-        for call in m.get("tool_calls") or []:
-            if call.get("id") != call_id:
-                continue
-            fn = call.get("function") or {}
-            spec = toolset.by_name.get(fn.get("name", ""))
-            b = spec.binding if spec is not None else None
-            if b is None or not b.executed or b.action in READ_ACTIONS:
-                return []
-            try:
-                args = json.loads(fn.get("arguments") or "{}")
-            except ValueError:
-                return []
-            values = [
-                str(v).strip()
-                for v in (args.values() if isinstance(args, dict) else [])
-                if isinstance(v, str | int | float) and not isinstance(v, bool)
-            ]
-            return list(dict.fromkeys(v for v in values if _QUOTABLE.fullmatch(v) and (len(v) >= 2 or v.isdigit())))
-    return []
+    call = next((c for m in reversed(messages) for c in m.get("tool_calls") or [] if c.get("id") == call_id), None)
+    fn = (call or {}).get("function") or {}
+    spec = toolset.by_name.get(fn.get("name", ""))
+    b = spec.binding if spec is not None else None
+    if b is None or not b.executed or b.action in READ_ACTIONS:
+        return []
+    try:
+        args = json.loads(fn.get("arguments") or "{}")
+    except ValueError:
+        return []
+    values = [
+        str(v).strip()
+        for v in (args.values() if isinstance(args, dict) else [])
+        if isinstance(v, str | int | float) and not isinstance(v, bool)
+    ]
+    return list(dict.fromkeys(v for v in values if _quotable(v)))
