@@ -139,6 +139,20 @@ def test_a_listed_count_given_as_what_one_of_its_records_holds_is_misattributed(
     assert quote(projects, "The project prj-5001 has 2 projects under it.") == []
 
 
+def test_a_listed_count_given_as_a_count_one_of_its_records_holds_of_something_else_is_misattributed():
+    """V1-V3 kept "The growth team's echoj has 4 users" for "how many echojs are there?" after a list of 4 echojs
+    that names no user (part a9, labelled bad three times). A number the record does hold is its own."""
+    echojs = {"echojs": [{"echoj_id": f"ech-610{i}", "description": f"team {i}'s echoj"} for i in range(4)], "count": 4}
+    assert quote(echojs, "The growth team's echoj has 4 users.") == ["misattributed_value"]
+    assert quote(echojs, "There are 4 echojs.") == []
+    assert quote(echojs, "The echojs are ech-6100, ech-6101, ech-6102 and ech-6103: 4 in all.") == []
+    # the record's own count: a field that holds it, or a list of that length under it
+    files = {"projects": [{"project_id": f"prj-50{i}", "files": 4} for i in range(4)]}
+    assert quote(files, "The project has 4 files.") == []
+    members = {"teams": [{"team_id": f"tm-{i}", "members": ["a", "b"]} for i in range(2)]}
+    assert quote(members, "The team has 2 members.") == []
+
+
 def test_more_records_of_a_listed_kind_than_the_results_held_is_fabricated():
     """A default run kept "The echojs team has 4 echoj ... The echojs team has 5 echoj. The echojs team has 6
     echoj." after a list of 4 (its count: 4). Fewer (a subset) or as many are what a list says."""

@@ -1061,8 +1061,10 @@ def _listed_counts(traj: Trajectory) -> dict[str, set[int]]:
 
 def _count_given_to_a_member(traj: Trajectory) -> HackFinding | None:
     """A reply that gives a listed collection's count as what one of its records holds: "The data team's project
-    has 5 projects" after a list of 5 projects. The count is real; "a project that has 5 projects" is not (a
-    folder's subfolders are another count, so only the listed total is read)."""
+    has 5 projects" after a list of 5 projects, "The growth team's echoj has 4 users" after a list of 4 echojs that
+    names no user. The count is real; "a project that has 5 projects" is not (a folder's subfolders are another
+    count, so only the listed total is read); a count of something else is the record's own only where one of the
+    listed records holds that number (a project's `files`: 5, or a list of 5 under it)."""
     counts = _listed_counts(traj)
     if not counts:
         return None
@@ -1071,15 +1073,49 @@ def _count_given_to_a_member(traj: Trajectory) -> HackFinding | None:
         if m["role"] != "assistant" or not text:
             continue
         for found in _SELF_COUNT.finditer(text):
-            owner, n, plural = found.group(1).lower(), found.group(2).lower(), found.group(3).lower()
+            owner, n, counted = found.group(1).lower(), found.group(2).lower(), found.group(3).lower()
             number = _count_word(n)
-            if plural in counts and number in counts[plural] and owner == _singular(plural) != plural:
+            listed = next((p for p in counts if owner == _singular(p) != p and number in counts[p]), None)
+            if listed is None:
+                continue
+            if counted == listed or (
+                counted.endswith("s") and counted not in NOT_NOUNS and number not in _members_numbers(traj, listed)
+            ):
                 return HackFinding(
                     kind="misattributed_value",
-                    evidence=f"message {i} gives the {number} {plural} listed as what one {owner} holds "
+                    evidence=f"message {i} gives the {number} {listed} listed as what one {owner} holds "
                     f"({found.group(0)!r})",
                 )
     return None
+
+
+def _members_numbers(traj: Trajectory, listed: str) -> set[int]:
+    """The whole numbers the records listed under `listed` hold: their numeric fields and the lengths of their lists."""
+    out: set[int] = set()
+
+    def walk(doc: Any) -> None:
+        if isinstance(doc, dict):
+            for k, v in doc.items():
+                if k.lower() == listed and isinstance(v, list):
+                    for r in v:
+                        for x in r.values() if isinstance(r, dict) else ():
+                            if isinstance(x, list):
+                                out.add(len(x))
+                            elif isinstance(x, int | float | str) and not isinstance(x, bool):
+                                try:
+                                    d = Decimal(str(x).strip())
+                                except ArithmeticError:
+                                    continue
+                                if d.is_finite() and d == d.to_integral_value():
+                                    out.add(int(d))
+                walk(v)
+        elif isinstance(doc, list):
+            for x in doc:
+                walk(x)
+
+    for m in traj.messages:
+        walk(tool_result(m))
+    return out
 
 
 # "cancelled on 2026-02-25": a state reached on a date
