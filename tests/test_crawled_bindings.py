@@ -339,6 +339,10 @@ def test_documented_example_values_seed_the_world_and_names_pick_a_kind_of_value
             FieldSpec(name="region", examples=["us-east-1", "eu-west-1"]),
             FieldSpec(name="language"),
             FieldSpec(name="base_branch", format="label"),
+            # codetree's symbols and notes vault's backlogs: a function, not a stock ticker; a priority, not a label
+            FieldSpec(name="symbol_name", format="code"),
+            FieldSpec(name="function_name", format="label"),
+            FieldSpec(name="priority", format="text"),
         ],
     )
     world = WORLD.model_copy(update={"collections": [regions], "rules": []})
@@ -346,6 +350,9 @@ def test_documented_example_values_seed_the_world_and_names_pick_a_kind_of_value
     assert {r["region"] for r in rows} <= {"us-east-1", "eu-west-1"}
     assert all(r["language"] in ("python", "typescript", "go", "rust", "java") for r in rows)
     assert all(r["base_branch"] in ("main", "develop", "release-2.4", "feature-login") for r in rows)
+    code = ("parse_config", "UserService", "load_settings", "render_page", "retry_request")
+    assert all(r["symbol_name"] in code and r["function_name"] in code for r in rows)
+    assert all(r["priority"] in ("urgent", "high", "medium", "low") for r in rows)
     assert named_value(FieldSpec(name="misc"), random.Random(1)) is None
     assert variant("notes/meeting.md", 2) == "notes/meeting-2.md" and variant("main", 3) == "main-3"
 

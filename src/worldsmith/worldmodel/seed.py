@@ -100,6 +100,12 @@ NAMED_VALUES: dict[str, tuple[str, ...]] = {
     "repo": ("api-gateway", "web-client", "data-pipeline", "docs-site"),
     "owner": ("acme-labs", "northwind", "octo-org"),
     "symbol": ("AAPL", "MSFT", "NVDA", "AMZN", "TSLA"),
+    # a symbol's *name* is code's (the crawled tools that have one: "name of the function/class to find tests for")
+    "symbol_name": ("parse_config", "UserService", "load_settings", "render_page", "retry_request"),
+    "function": ("parse_config", "load_settings", "render_page", "retry_request"),
+    "class_name": ("UserService", "OrderRepository", "HttpClient", "ConfigLoader"),
+    "priority": ("urgent", "high", "medium", "low"),
+    "severity": ("error", "warning", "info"),
     "currency": ("USD", "EUR", "GBP", "JPY"),
     "repo_path": ("/srv/git/api-gateway", "/srv/git/web-client", "/home/dev/data-pipeline"),
     "path": ("reports/q3-summary.xlsx", "src/app.ts", "notes/meeting.md", "data/sales.csv"),
@@ -147,6 +153,7 @@ NAMED_SYNONYMS = {
     "hostname": "host",
     "env": "environment",
     "context": "cluster",
+    "function_name": "function",
 }
 
 
