@@ -328,6 +328,14 @@ def test_documented_example_values_seed_the_world_and_names_pick_a_kind_of_value
     assert _examples(schema) == ["us-east-1", "eu-west-1"]
     assert _examples({"type": "string", "description": "The arXiv id, e.g. 2401.12345."}) == ["2401.12345"]
     assert _examples({"type": "string", "description": "Issues like bugs, not features"}) == []  # a word, not a value
+    # codetree's find_references: the example is of the results' paths, not of the symbol's name
+    found = (
+        'name of the symbol to search for; results include\nfile paths relative to the repo root (e.g., "src/main.py")'
+    )
+    assert _examples({"type": "string", "description": found}) == []
+    assert _examples({"type": "string", "description": "Filter results by product (e.g. 'Grafana Loki')"}) == [
+        "Grafana Loki"
+    ]
     assert _examples({"type": "string", "default": "main", "examples": ["dev"]}) == ["dev", "main"]
 
     regions = CollectionSpec(

@@ -624,6 +624,10 @@ QUOTED = re.compile(r"""['"`]([^'"`\n]{1,40})['"`]""")
 BARE_VALUE = re.compile(r"[\w./:@#+-]{2,40}")
 
 
+# a later clause about what the tool gives back: its examples are of the results, not of the parameter
+ABOUT_RESULTS = re.compile(r"\s*(?:the\s+)?(?:results?|returns?|outputs?|responses?)\b", re.IGNORECASE)
+
+
 def _examples(schema: dict[str, Any]) -> list[str]:
     """Values a string parameter's schema documents: `examples`, a non-empty `default`, and the
     values its description gives after "e.g." / "such as" / "for example" (quoted, or one bare
@@ -638,6 +642,9 @@ def _examples(schema: dict[str, Any]) -> list[str]:
         found.append(schema["default"])
     description = str(schema.get("description") or "")
     for m in EXAMPLE_MARK.finditer(description):
+        clauses = re.split(r";|\.\s", description[: m.start()])
+        if len(clauses) > 1 and ABOUT_RESULTS.match(clauses[-1]):
+            continue  # "name of the symbol; results include file paths (e.g., "src/main.py")": not this value's
         tail = description[m.end() : m.end() + 120].split(")")[0]
         quoted = QUOTED.findall(tail)
         if quoted:
