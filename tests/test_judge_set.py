@@ -83,12 +83,10 @@ KNOWN_KEPT_BAD = {
     "a9-trj_5c287190da0e24fd": "invented",  # "you're currently active in the Skyline Air market. You can post a ...
     "a9-trj_610078876d1edf67": "invented",  # "The book I need is 978-...", "a rare edition", "available for purc...
     "a9-trj_634636c4a4e05ccc": "not_prose",  # a refusal: "The policy violates policy 1.0.0.0.2.1. This response i...
-    "a9-trj_63544c1a9c7cfc08": "invented",  # asked how many echojs: "The growth team's echoj has 4 users ... The...
     "a9-trj_63eddbdac4830c6d": "invented",  # "The account has been closed. You can't access it.": no record says so
     "a9-trj_674b30035772a7af": "invented",  # after the delete: "Please ensure that the project is not deleted in...
     "a9-trj_6ecf1510b4cd8d80": "unasked_write",  # wrote another repository, unasked
     "a9-trj_a54e554a00f23b96": "wrong_value",  # "The appointment was cancelled on 2026-01-13" (its status is no_show)
-    "a9-trj_a981aab53be687f1": "invented",  # echojs counted as users
     "a9-trj_b26171ff6756e503": "missing_answer",  # after the move: "You can now move appointment ..."
     "a9-trj_b4683c417142cc00": "invented",  # "its owner Amber Gomez is currently unregistered"
     "a9-trj_c00fdaddb816bab5": "invented",  # "Please contact the bank for a refund"
@@ -96,7 +94,6 @@ KNOWN_KEPT_BAD = {
     "a9-trj_dd37e1214a533851": "invented",  # "The reviewer is confirmed to have completed the upgrade"
     "a9-trj_dd6114c7b1ea6632": "invented",  # "Hello, I'm a banker. I'm William Miller ... in the 2nd position"
     "a9-trj_e306e31c72764421": "invented",  # "The transaction was not paid for"
-    "a9-trj_ef11419c08612bd6": "invented",  # echojs counted as users
     "a9-trj_f4a1de99c78fa775": "wrong_value",  # "a technician of the team tech-4804" (the team is network)
 }
 
