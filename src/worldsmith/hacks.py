@@ -1040,15 +1040,15 @@ def _singular(word: str) -> str:
     return word[:-2] if word.endswith(("ses", "xes", "ches", "shes")) else word.removesuffix("s")
 
 
-def _listed_counts(traj: Trajectory) -> dict[str, set[int]]:
-    """Per listed collection ("projects"), the lengths of the lists of records tool results returned under it."""
-    out: dict[str, set[int]] = {}
+def _listed_records(traj: Trajectory) -> dict[str, list[list[dict[str, Any]]]]:
+    """Per listed collection ("projects"), the lists of records tool results returned under it."""
+    out: dict[str, list[list[dict[str, Any]]]] = {}
 
     def walk(doc: Any) -> None:
         if isinstance(doc, dict):
             for k, v in doc.items():
                 if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
-                    out.setdefault(k.lower(), set()).add(len(v))
+                    out.setdefault(k.lower(), []).append(v)
                 walk(v)
         elif isinstance(doc, list):
             for x in doc:
@@ -1057,6 +1057,11 @@ def _listed_counts(traj: Trajectory) -> dict[str, set[int]]:
     for m in traj.messages:
         walk(tool_result(m))  # None for other messages and failed calls
     return out
+
+
+def _listed_counts(traj: Trajectory) -> dict[str, set[int]]:
+    """Per listed collection ("projects"), the lengths of the lists of records tool results returned under it."""
+    return {k: {len(rows) for rows in lists} for k, lists in _listed_records(traj).items()}
 
 
 def _count_given_to_a_member(traj: Trajectory) -> HackFinding | None:
@@ -1092,29 +1097,17 @@ def _count_given_to_a_member(traj: Trajectory) -> HackFinding | None:
 def _members_numbers(traj: Trajectory, listed: str) -> set[int]:
     """The whole numbers the records listed under `listed` hold: their numeric fields and the lengths of their lists."""
     out: set[int] = set()
-
-    def walk(doc: Any) -> None:
-        if isinstance(doc, dict):
-            for k, v in doc.items():
-                if k.lower() == listed and isinstance(v, list):
-                    for r in v:
-                        for x in r.values() if isinstance(r, dict) else ():
-                            if isinstance(x, list):
-                                out.add(len(x))
-                            elif isinstance(x, int | float | str) and not isinstance(x, bool):
-                                try:
-                                    d = Decimal(str(x).strip())
-                                except ArithmeticError:
-                                    continue
-                                if d.is_finite() and d == d.to_integral_value():
-                                    out.add(int(d))
-                walk(v)
-        elif isinstance(doc, list):
-            for x in doc:
-                walk(x)
-
-    for m in traj.messages:
-        walk(tool_result(m))
+    for rows in _listed_records(traj).get(listed, []):
+        for x in (x for r in rows for x in r.values()):
+            if isinstance(x, list):
+                out.add(len(x))
+            elif isinstance(x, int | float | str) and not isinstance(x, bool):
+                try:
+                    d = Decimal(str(x).strip())
+                except ArithmeticError:
+                    continue
+                if d.is_finite() and d == d.to_integral_value():
+                    out.add(int(d))
     return out
 
 
