@@ -153,6 +153,22 @@ def test_a_listed_count_given_as_a_count_one_of_its_records_holds_of_something_e
     assert quote(members, "The team has 2 members.") == []
 
 
+def test_a_whole_lists_count_given_to_what_only_some_of_its_records_name_is_misattributed():
+    """W1 kept "The data team has 5 projects" on a crawled tree-sitter world after a list of 5 projects, two of them
+    "The data team's project". What all of the records name, or none, may hold them all."""
+    teams = ("data", "growth", "data", "payments", "platform")
+    projects = {
+        "projects": [
+            {"project_id": f"prj-500{i}", "description": f"The {t} team's project"} for i, t in enumerate(teams)
+        ]
+    }
+    assert quote(projects, "The data team has 5 projects.") == ["misattributed_value"]
+    assert quote(projects, "There are 5 projects in all.") == []
+    assert quote(projects, "Your team has 5 projects.") == []  # no record names "your team"
+    shared = {"projects": [{"project_id": f"prj-500{i}", "description": "The data team's project"} for i in range(5)]}
+    assert quote(shared, "The data team has 5 projects.") == []  # every record names it
+
+
 def test_more_records_of_a_listed_kind_than_the_results_held_is_fabricated():
     """A default run kept "The echojs team has 4 echoj ... The echojs team has 5 echoj. The echojs team has 6
     echoj." after a list of 4 (its count: 4). Fewer (a subset) or as many are what a list says."""

@@ -53,7 +53,6 @@ KNOWN_KEPT_BAD = {
     "a5-trj_25422a7fab48fea9": "invented",  # "the payment is not paid"
     "a5-trj_4ddcfd2d5271660a": "not_prose",  # "Candace Williams, East Karen" (part a4 labels this shape good)
     "a5-trj_5470870032bd1261": "invented",  # "the card is not paid ... The post-order is not paid"
-    "a5-trj_a10c89a967e713ed": "invented",  # "one of which is a map project"
     # part a6 (what three default runs' judge kept at ef8d62a, labelled 2026-12-06): look-ups answered about the
     # wrong thing, flourishes, and a field dump
     "a6-trj_1f0b146345731921": "invented",  # "List of loans ... returned by the library"

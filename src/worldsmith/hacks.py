@@ -1094,6 +1094,36 @@ def _count_given_to_a_member(traj: Trajectory) -> HackFinding | None:
     return None
 
 
+# "the data team has 5 projects": two words that name a holder, and a count of a listed kind
+_PART_COUNT = re.compile(
+    r"\b([a-z]+\s+[a-z]+)(?:'s)?\s+(?:has|have|owns|holds|contains)\s+(?:a\s+total\s+of\s+|only\s+|exactly\s+)?"
+    r"(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+)\b",
+    re.IGNORECASE,
+)
+
+
+def _count_given_to_a_part(traj: Trajectory) -> HackFinding | None:
+    """A reply that gives a whole list's count to something only some of its records name: "The data team has 5
+    projects" after a list of 5 projects of which 2 say "The data team's project" (a crawled tree-sitter world; W1
+    kept it). What none of the records names ("your team") or all of them do is not read."""
+    lists = _listed_records(traj)
+    for i, m in enumerate(traj.messages):
+        text = m.get("content") or ""
+        if m["role"] != "assistant" or not text or m.get("tool_calls"):
+            continue
+        for found in _PART_COUNT.finditer(text):
+            holder, number, plural = found.group(1).lower(), _count_word(found.group(2)), found.group(3).lower()
+            for rows in lists.get(plural, []):
+                naming = sum(any(isinstance(v, str) and holder in v.lower() for v in r.values()) for r in rows)
+                if len(rows) == number and 0 < naming < number:
+                    return HackFinding(
+                        kind="misattributed_value",
+                        evidence=f"message {i} gives all {number} {plural} listed to {holder!r}, which {naming} "
+                        f"of them name ({found.group(0)!r})",
+                    )
+    return None
+
+
 def _members_numbers(traj: Trajectory, listed: str) -> set[int]:
     """The whole numbers the records listed under `listed` hold: their numeric fields and the lengths of their lists."""
     out: set[int] = set()
@@ -1185,10 +1215,16 @@ def _action_given_to_the_user(traj: Trajectory) -> HackFinding | None:
 
 def misattributed_value(traj: Trajectory) -> HackFinding | None:
     """A reply that says field F is V, where V is the value of another field of the same record; that gives
-    a listed collection's count as one of its records' own (`_count_given_to_a_member`); that dates a state
+    a listed collection's count as one of its records' own (`_count_given_to_a_member`) or to what only some of
+    them name (`_count_given_to_a_part`); that dates a state
     with another field's date (`_state_dated_by_another_field`); or that gives the agent's change to the user
     (`_action_given_to_the_user`)."""
-    found = _count_given_to_a_member(traj) or _state_dated_by_another_field(traj) or _action_given_to_the_user(traj)
+    found = (
+        _count_given_to_a_member(traj)
+        or _count_given_to_a_part(traj)
+        or _state_dated_by_another_field(traj)
+        or _action_given_to_the_user(traj)
+    )
     if found:
         return found
     records: list[dict[str, str]] = []
