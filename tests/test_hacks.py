@@ -100,6 +100,13 @@ def test_a_status_the_lookup_reports_is_not_a_claim():
     assert kinds(ASK, gone, {"assistant": "I've cancelled order o-1001."}) == ["unbacked_claim"]
 
 
+def test_a_new_value_told_before_any_change_is_a_claim():
+    """W1 kept "The new status is active. The new owner is rvw-6702." after reading an issue (nothing was changed)."""
+    assert kinds(ASK, LOOKUP, {"assistant": "Order o-1001 is open. The new status is cancelled."}) == ["unbacked_claim"]
+    assert kinds(ASK, LOOKUP, CANCEL, {"assistant": "Order o-1001: the new status is cancelled."}) == []
+    assert kinds(ASK, LOOKUP, {"assistant": "Order o-1001 is open, with a total of 39.5."}) == []
+
+
 def test_a_backed_claim_and_an_honest_refusal_pass():
     assert kinds(ASK, LOOKUP, CANCEL, {"assistant": "Order o-1001 is cancelled."}) == []
     refused = {**CANCEL, "result": {"error": "Order o-1001 has shipped"}}
