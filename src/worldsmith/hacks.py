@@ -1033,10 +1033,10 @@ def _count_word(word: str) -> int:
     return _NUMBER_WORDS.get(word.lower(), int(word) if word.isdigit() else -1)
 
 
+# "(a total of) 5 projects": a count and what it counts
+_COUNTED = r"(?:a\s+total\s+of\s+|only\s+|exactly\s+)?(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+)\b"
 _SELF_COUNT = re.compile(
-    r"\b([a-z]+)(?:'s)?\s+(?:has|have|is|are|contains|holds|includes|with)\s+(?:a\s+total\s+of\s+|only\s+|exactly\s+)?"
-    r"(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+)\b",
-    re.IGNORECASE,
+    r"\b([a-z]+)(?:'s)?\s+(?:has|have|is|are|contains|holds|includes|with)\s+" + _COUNTED, re.IGNORECASE
 )
 
 
@@ -1077,7 +1077,8 @@ def _count_given_to_a_member(traj: Trajectory) -> HackFinding | None:
     names no user. The count is real; "a project that has 5 projects" is not (a folder's subfolders are another
     count, so only the listed total is read); a count of something else is the record's own only where one of the
     listed records holds that number (a project's `files`: 5, or a list of 5 under it)."""
-    counts = _listed_counts(traj)
+    lists = _listed_records(traj)
+    counts = {k: {len(rows) for rows in ls} for k, ls in lists.items()}
     if not counts:
         return None
     for i, m in enumerate(traj.messages):
@@ -1091,7 +1092,7 @@ def _count_given_to_a_member(traj: Trajectory) -> HackFinding | None:
             if listed is None:
                 continue
             if counted == listed or (
-                counted.endswith("s") and counted not in NOT_NOUNS and number not in _members_numbers(traj, listed)
+                counted.endswith("s") and counted not in NOT_NOUNS and number not in _members_numbers(lists[listed])
             ):
                 return HackFinding(
                     kind="misattributed_value",
@@ -1102,11 +1103,7 @@ def _count_given_to_a_member(traj: Trajectory) -> HackFinding | None:
 
 
 # "the data team has 5 projects": two words that name a holder, and a count of a listed kind
-_PART_COUNT = re.compile(
-    r"\b([a-z]+\s+[a-z]+)(?:'s)?\s+(?:has|have|owns|holds|contains)\s+(?:a\s+total\s+of\s+|only\s+|exactly\s+)?"
-    r"(\d+|" + "|".join(_NUMBER_WORDS) + r")\s+([a-z]+)\b",
-    re.IGNORECASE,
-)
+_PART_COUNT = re.compile(r"\b([a-z]+\s+[a-z]+)(?:'s)?\s+(?:has|have|owns|holds|contains)\s+" + _COUNTED, re.IGNORECASE)
 
 
 def _count_given_to_a_part(traj: Trajectory) -> HackFinding | None:
@@ -1131,10 +1128,10 @@ def _count_given_to_a_part(traj: Trajectory) -> HackFinding | None:
     return None
 
 
-def _members_numbers(traj: Trajectory, listed: str) -> set[int]:
-    """The whole numbers the records listed under `listed` hold: their numeric fields and the lengths of their lists."""
+def _members_numbers(lists: list[list[dict[str, Any]]]) -> set[int]:
+    """The whole numbers the listed records hold: their numeric fields and the lengths of their lists."""
     out: set[int] = set()
-    for rows in _listed_records(traj).get(listed, []):
+    for rows in lists:
         for x in (x for r in rows for x in r.values()):
             if isinstance(x, list):
                 out.add(len(x))
