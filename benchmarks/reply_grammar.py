@@ -128,26 +128,27 @@ SENTENCE_TAIL = rf"{IN_SENTENCE}{{0,130}}[.!?]?$"
 NOT_AN_END = PROSE_CHAR[:-1] + ".!?]"
 
 
+def _quoting(values: list[str], lead: str, tail: str) -> str:
+    """`vocab.quoting_reply_pattern`'s head (a capital letter, up to 199 `lead` characters, one of `values`; or a
+    capitalised value opening the reply), then `tail`."""
+    alts = "|".join(_escaped(v) for v in values)
+    opening = [_escaped(v) for v in values if v[:1].isupper()]
+    anywhere = rf"[A-Z]{lead}{{0,199}}({alts})"
+    head = rf"({anywhere}|{'|'.join(opening)})" if opening else anywhere
+    return f"^{head}{tail}"
+
+
 def quoting_reply_pattern_first_sentence(values: list[str]) -> str:
     """One sentence that says one of `values`: before the value a mark may only join characters ("12.50",
     "notes/meeting.md"), after it none may, and the first mark ends the reply (SmolLM2 under `sentence` glued
     its next sentence on: "The account is active.maple account is active.")."""
-    alts = "|".join(_escaped(v) for v in values)
-    opening = [_escaped(v) for v in values if v[:1].isupper()]
-    anywhere = rf"[A-Z]{IN_SENTENCE}{{0,199}}({alts})"
-    head = rf"({anywhere}|{'|'.join(opening)})" if opening else anywhere
-    return f"^{head}{NOT_AN_END}{{0,130}}[.!?]?$"
+    return _quoting(values, IN_SENTENCE, f"{NOT_AN_END}{{0,130}}[.!?]?$")
 
 
 def quoting_reply_pattern_sentence_end(values: list[str], one_sentence: bool = False) -> str:
     """`quoting_reply_pattern`, but the reply ends with the sentence that says the value; with `one_sentence`, the
     words before the value are of the same sentence too."""
-    lead = IN_SENTENCE if one_sentence else PROSE_CHAR
-    alts = "|".join(_escaped(v) for v in values)
-    opening = [_escaped(v) for v in values if v[:1].isupper()]
-    anywhere = rf"[A-Z]{lead}{{0,199}}({alts})"
-    head = rf"({anywhere}|{'|'.join(opening)})" if opening else anywhere
-    return f"^{head}{SENTENCE_TAIL}"
+    return _quoting(values, IN_SENTENCE if one_sentence else PROSE_CHAR, SENTENCE_TAIL)
 
 
 COUNTED = re.compile(r"\b(?:how many|number of)\s+([a-z][\w-]*)")
