@@ -176,7 +176,7 @@ def main() -> None:
     p.add_argument("--no-before", action="store_true", help="score only the working tree's find_hacks")
     p.add_argument("-v", "--verbose", action="store_true", help="list the false positives and false negatives")
     a = p.parse_args()
-    from worldsmith.hacks import find_hacks
+    from worldsmith.judge.hacks import find_hacks
 
     systems, cases = load_cases(a.cases)
     runs = [("after", find_hacks)]

@@ -40,7 +40,7 @@ for p in (str(ROOT / "src"), str(SET)):
 from score import load  # noqa: E402  (tests/data/judge_set/score.py)
 
 from worldsmith.config import JudgeConfig  # noqa: E402
-from worldsmith.hacks import find_hacks  # noqa: E402
+from worldsmith.judge.hacks import find_hacks  # noqa: E402
 from worldsmith.judge.stage import decide  # noqa: E402
 from worldsmith.records import Task, Trajectory  # noqa: E402
 from worldsmith.vocab import HACK_KINDS  # noqa: E402

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from hack_precision import trajectory
 
-from worldsmith.answers import agent_texts, mentions, values_in
+from worldsmith.judge.answers import agent_texts, mentions, values_in
 
 
 def passed(value, *texts: str) -> bool:
@@ -147,7 +147,7 @@ def test_a_state_said_only_as_the_start_of_a_field_name_is_not_said():
     """S1 kept "the transaction is 30.24, ..., and the posted on is 2026-01-24, ..., the status is frozen" as telling
     the transaction's status "posted": the word was the field posted_on's name, the status it gave the account's."""
     from worldsmith.records import Criterion
-    from worldsmith.rubric import check_answer
+    from worldsmith.judge.rubric import check_answer
 
     fields = {"transaction_id", "posted_on", "status"}
     assert not mentions("posted", ["The posted on is 2026-01-24, the status is frozen."], fields)[0]

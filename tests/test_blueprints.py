@@ -222,7 +222,7 @@ def test_the_request_check_refuses_omissions_leaks_invented_ids_and_echoes():
 
 
 def test_the_user_is_told_when_the_goal_is_met():
-    from worldsmith.rubric import goal_met
+    from worldsmith.judge.rubric import goal_met
 
     d = _cancel_draft()
     task = _task(d)

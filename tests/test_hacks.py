@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
 from hack_precision import load_cases, score, trajectory
 
-from worldsmith.hacks import find_hacks
+from worldsmith.judge.hacks import find_hacks
 
 ASK = {"user": "Please cancel my order o-1001."}
 LOOKUP = {
@@ -387,7 +387,7 @@ def test_a_garbled_reply_is_found_and_prose_is_not():
     written as a capable assistant writes, is."""
     import sys
 
-    from worldsmith.hacks import garbled_text
+    from worldsmith.judge.hacks import garbled_text
 
     for text in ('{"report""message"', "108.28.17-165-28-00.json", "[{}]'", 'Your repository {"x": 1}', "..."):
         assert garbled_text(text), text

@@ -10,12 +10,12 @@ from scripted_worlds import cancel_task
 from test_rollouts import CANCEL_PATCH, PROMPTS, ScriptedClient, cfg, episode, run, user_says
 
 from worldsmith.config import JudgeConfig
-from worldsmith.hacks import find_hacks
+from worldsmith.judge.hacks import find_hacks
 from worldsmith.judge.checks import fault_recovery
 from worldsmith.judge.critic import critic_schema, critique, rubrics_for
 from worldsmith.judge.stage import agreement, decide
 from worldsmith.records import Criterion, CriticReport, Verdict
-from worldsmith.rubric import check_criterion
+from worldsmith.judge.rubric import check_criterion
 from worldsmith.vocab import FAULT_KINDS
 
 GOOD_AGENT = [
@@ -329,7 +329,7 @@ def test_the_critics_k2_rubrics_count():
 def test_call_criteria_do_not_drop_good_runs():
     """Judge holes: exact arguments dropped good runs (free text worded otherwise, extra optional
     keys), and a must-not call fired on an attempt that failed and changed nothing."""
-    from worldsmith.rubric import arguments_match
+    from worldsmith.judge.rubric import arguments_match
 
     assert arguments_match(
         {"summary": "customer wants a refund for the broken kettle"},

@@ -184,7 +184,7 @@ def _hacks(turns: list[dict], tools: list[dict] | None = None) -> list[str]:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
     from hack_precision import trajectory
 
-    from worldsmith.hacks import find_hacks
+    from worldsmith.judge.hacks import find_hacks
 
     traj = trajectory(turns)
     if tools is not None:
@@ -283,7 +283,7 @@ def test_claims_in_the_worlds_own_words_are_read_as_claims():
 
 def test_an_enum_value_is_conveyed_in_words():
     """Class 4's kin in the answer check: 'premium economy' tells the cabin premium_economy."""
-    from worldsmith.answers import mentions
+    from worldsmith.judge.answers import mentions
 
     assert mentions("premium_economy", ["It is booked in premium economy class."])[0]
     assert mentions("checked_in", ["You are checked-in for the flight."])[0]
@@ -403,7 +403,7 @@ def test_a_claim_is_backed_by_a_write_that_did_that_action_not_by_any_write():
 
 
 def test_a_schema_in_prose_and_a_decline_in_other_words():
-    from worldsmith.answers import declines
+    from worldsmith.judge.answers import declines
     from worldsmith.prose import garbled_text
 
     assert garbled_text("A ticket has these fields:\n- `priority` (string): one of low, normal, high")
@@ -417,7 +417,7 @@ def test_what_the_second_blind_set_showed():
     """A list whose rows run into each other is no loop; 'I've let Dr Singh know' is a claim; a user
     who picks a record in words of their own ("the Friday 27 March one") has given it."""
     from worldsmith.prose import garbled_text
-    from worldsmith.rubric import _user_said
+    from worldsmith.judge.rubric import _user_said
 
     rows = (
         "4 scheduled for doc-1706:\n- Wednesday, March 11 at 12:30 pm — apt-7608 (pat-8608)\n"
@@ -574,7 +574,7 @@ def test_a_refusal_tried_again_with_the_same_arguments_is_recorded_not_rejected(
     """Part (a2)'s retried refusal: found with its evidence, but the default keeps rejecting only
     what both labellers call bad (part (a) labels the same shape good). After an injected fault
     the same call is recovery, and after a write in between it may now be allowed."""
-    from worldsmith.hacks import repeated_refused_call
+    from worldsmith.judge.hacks import repeated_refused_call
 
     traj = _a2("trj_1f3698bdfe934fd3")
     found = repeated_refused_call(traj)
@@ -606,7 +606,7 @@ def test_the_rule_that_stops_a_request_is_a_decline():
     """Part (a3): a refusal whose reply restates the rule the world refused with ("only a confirmed
     booking can be cancelled") declines, as a capable model's "I can't cancel it" does; a sentence
     with "only" that states no rule does not."""
-    from worldsmith.answers import declines
+    from worldsmith.judge.answers import declines
 
     assert declines(["The booking bkg-4102 is checked_in, only a confirmed booking can be cancelled."])[0]
     assert declines(["Only an open ticket may be escalated, and tkt-1102 is resolved."])[0]

@@ -493,7 +493,7 @@ class RolloutsConfig(Strict):
     # a text reply right after a tool result that succeeded, quoting none of that result's values ("Done.", a
     # date the result never had), is sampled again like one that is not prose (within reply_attempts)
     reply_uses_result: bool = True
-    # a text reply the judge's checks of what a reply says would reject (worldsmith.hacks: a value, name or event
+    # a text reply the judge's checks of what a reply says would reject (worldsmith.judge.hacks: a value, name or event
     # nothing before it shows, a value given as another field's, a claim no call backs, tool talk) is sampled again
     # like one that is not prose (within reply_attempts): rejection sampling per reply, by the judge's own checks,
     # which still read the episode in full afterwards. Eval always plays one sample.

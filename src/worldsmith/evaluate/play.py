@@ -15,8 +15,8 @@ from typing import Any
 
 from worldsmith.config import PipelineConfig, PolicyConfig, data_dir
 from worldsmith.records import Agent, HeldOut, ModelEval, Task, ToolSpec, Trajectory, Verdict, World, content_id
-from worldsmith.reward import INVALID_CALLS, server_failed, unparsed
-from worldsmith.rubric import arguments_match
+from worldsmith.judge.reward import INVALID_CALLS, server_failed, unparsed
+from worldsmith.judge.rubric import arguments_match
 from worldsmith.store import RunStore
 from worldsmith.vocab import export_jsonl
 

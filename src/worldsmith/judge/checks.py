@@ -1,5 +1,5 @@
 """Deterministic checks of a trajectory beyond its rubric's criteria (those are in
-`worldsmith.rubric`, shared with task validation and the user simulator's goal signal):
+`worldsmith.judge.rubric`, shared with task validation and the user simulator's goal signal):
 fault recovery (after each injected fault the agent called the tool again or told the user
 about the problem), and the agent's final reply."""
 

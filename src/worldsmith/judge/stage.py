@@ -11,18 +11,18 @@ import asyncio
 from collections import Counter
 from typing import Any
 
-from worldsmith.answers import agent_texts, declines
+from worldsmith.judge.answers import agent_texts, declines
 from worldsmith.config import JudgeConfig
 from worldsmith.context import RunContext
-from worldsmith.hacks import find_hacks
+from worldsmith.judge.hacks import find_hacks
 from worldsmith.judge.calibration import read_calibration, trusted_difficulties
 from worldsmith.judge.checks import fault_recovery
 from worldsmith.judge.critic import CORE_RUBRICS, PRESCRIPTIVE_RUBRICS, critique
 from worldsmith.judge.stats import SECTIONS
 from worldsmith.progress import LiveProgress
 from worldsmith.records import CriterionResult, CriticReport, Task, Trajectory, Verdict
-from worldsmith.reward import reward_of
-from worldsmith.rubric import check_criterion, check_no_writes, check_order, check_writes
+from worldsmith.judge.reward import reward_of
+from worldsmith.judge.rubric import check_criterion, check_no_writes, check_order, check_writes
 from worldsmith.stage import Shard, Stage, holds
 
 K2_RUBRICS = (*CORE_RUBRICS, *PRESCRIPTIVE_RUBRICS)

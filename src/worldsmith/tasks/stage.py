@@ -24,7 +24,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from worldsmith.answers import extract, mentions
+from worldsmith.judge.answers import extract, mentions
 from worldsmith.context import RunContext
 from worldsmith.progress import gather_with_progress
 from worldsmith.records import Agent, Persona, Rejection, Task, ToolSpec, UserGoal, World, content_id
@@ -279,7 +279,8 @@ class TaskMaker:
 async def make_tasks(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     cfg = ctx.cfg.tasks
     tools_by_id = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
-    worlds = {w.world_id: w for w in ctx.store.read(World)}
+    packs_dir = ctx.path(ctx.cfg.worlds.packs_dir)  # a pack world is stored with its folder relative to it
+    worlds = {w.world_id: packs.locate(w, packs_dir) for w in ctx.store.read(World)}
     agents = ctx.store.read(Agent)
     done = stored_or_refused(ctx)
     maker = TaskMaker(ctx, tools_by_id, worlds)

@@ -27,7 +27,7 @@ from jsonpointer import JsonPointer
 from referencing.exceptions import Unresolvable
 
 from worldsmith.records import Task, ToolSpec
-from worldsmith.rubric import MISSING, check_state, parent_pointer, pointer_problem, resolve
+from worldsmith.judge.rubric import MISSING, check_state, parent_pointer, pointer_problem, resolve
 from worldsmith.vocab import MACHINE_KINDS
 
 

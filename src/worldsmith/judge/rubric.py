@@ -24,7 +24,7 @@ from typing import Any
 import jsonpatch
 from jsonpointer import EndOfList, JsonPointer, JsonPointerException
 
-from worldsmith.answers import agent_texts, declines, mentions
+from worldsmith.judge.answers import agent_texts, declines, mentions
 from worldsmith.records import Criterion, CriterionResult, Task, Trajectory
 
 MISSING = object()  # what `resolve` returns where a pointer names nothing (None is a value)

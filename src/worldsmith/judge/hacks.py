@@ -63,7 +63,7 @@ from functools import cached_property, lru_cache
 from itertools import combinations, combinations_with_replacement
 from typing import Any
 
-from worldsmith.answers import Value, bare, declines, extract
+from worldsmith.judge.answers import Value, bare, declines, extract
 from worldsmith.prose import garbled_text, one_word, tool_result
 from worldsmith.records import HackFinding, ToolCall, Trajectory
 from worldsmith.vocab import FAULTS, MAX_REPLY_CHARS
