@@ -15,8 +15,7 @@ from worldsmith.judge.stage import decide
 from worldsmith.records import Persona, Task, ToolCall, ToolSpec, Trajectory, UserGoal, World, WorldStates
 from worldsmith.tasks.blueprint import BlueprintFailure, Draft, blueprint_record, rubric_from, sample_blueprint
 from worldsmith.tasks.validate import validate_task
-from worldsmith.worldmodel.execute import execute
-from worldsmith.worldmodel.packs import load_packs
+from worldsmith.worldmodel.packs import execute_call, load_packs
 from worldsmith.worldmodel.state import apply_patch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +50,7 @@ def episode(
     state, records, patches = task.initial_state, [], []
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": task.user_goal.request}]
     for i, (name, args) in enumerate(calls):
-        out = execute(world, by_name[name].binding, state, args)
+        out = execute_call(world, by_name[name].binding, state, args)
         state = apply_patch(state, out.patch) if out.ok else state
         call = {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
         messages += [
@@ -267,7 +266,7 @@ def test_a_pack_action_its_rules_refuse_is_a_refusal_task(pack):
             and all(str(v) in d.goal for v in d.facts.values())
         )
         args = _args_from_facts(op, d)
-        out = execute(world, op.binding, d.initial, args)
+        out = execute_call(world, op.binding, d.initial, args)
         assert not out.ok and out.error[0] in (
             "policy_violation",
             "limit_reached",

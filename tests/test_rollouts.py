@@ -508,11 +508,10 @@ def test_a_read_made_again_with_the_same_arguments_is_sampled_again():
     that already succeeded with the same arguments is sampled again too, and the reply after it stays."""
     from pathlib import Path
 
-    from worldsmith.worldmodel.packs import load_pack
-    from worldsmith.worldmodel.seed import seed_state
+    from worldsmith.worldmodel.packs import load_pack, seed_world
 
     shop = load_pack(Path(__file__).resolve().parent.parent / "worlds" / "shop", today="2026-03-02")
-    state = seed_state(shop.world, 3, shop.records)
+    state = seed_world(shop.world, 3, shop.records)
     order = state["orders"][0]
     task = cancel_task().model_copy(update={"initial_state": state})
     agent = order_agent(shop.tools).model_copy(update={"world_id": shop.world.world_id})
@@ -545,11 +544,10 @@ def test_a_reply_before_reading_the_record_that_holds_the_answer_is_sampled_agai
     about the flight without reading it. A reply right after a result, while the user named a field (and its
     entity) that no result has shown and a result named the record's key, is sampled again as a call, the
     grammar narrowed to the get of that record (rollouts.read_before_reply)."""
-    from worldsmith.worldmodel.packs import load_pack
-    from worldsmith.worldmodel.seed import seed_state
+    from worldsmith.worldmodel.packs import load_pack, seed_world
 
     air = load_pack(ROOT / "worlds" / "airline", today="2026-03-02")
-    state = seed_state(air.world, 3, air.records)
+    state = seed_world(air.world, 3, air.records)
     booking = state["bookings"][0]
     flight = next(f for f in state["flights"] if f["flight_id"] == booking["flight_id"])
     task = cancel_task().model_copy(update={"initial_state": state})
@@ -598,11 +596,10 @@ def test_every_step_is_offered_the_tools_of_the_records_the_user_named():
     loans' list (the pack's actions, asked in their own words, stay when their keys are known): not first, and not
     once the member is read either; off, every tool the grounding allows. SmolLM2 picked a crawled bundle's other
     tool often (get_symbols for the projects), and with a transaction read, read its account and answered about it."""
-    from worldsmith.worldmodel.packs import load_pack
-    from worldsmith.worldmodel.seed import seed_state
+    from worldsmith.worldmodel.packs import load_pack, seed_world
 
     lib = load_pack(ROOT / "worlds" / "library", today="2026-03-02")
-    state = seed_state(lib.world, 3, lib.records)
+    state = seed_world(lib.world, 3, lib.records)
     member = state["members"][0]
     task = cancel_task().model_copy(update={"initial_state": state})
     agent = order_agent(lib.tools).model_copy(update={"world_id": lib.world.world_id})
@@ -626,11 +623,10 @@ def test_every_step_is_offered_the_tools_of_the_records_the_user_named():
 def test_a_write_made_again_with_the_same_arguments_is_sampled_again():
     """SmolLM2 sent one transfer four times, each a new transaction: a call that already succeeded with the same
     arguments is sampled again (offered no tool), so the user's money moves once; the reply confirms it by name."""
-    from worldsmith.worldmodel.packs import load_pack
-    from worldsmith.worldmodel.seed import seed_state
+    from worldsmith.worldmodel.packs import load_pack, seed_world
 
     bank = load_pack(ROOT / "worlds" / "bank", today="2026-03-02")
-    state = seed_state(bank.world, 3, bank.records)
+    state = seed_world(bank.world, 3, bank.records)
     source, target = state["accounts"][:2]
     for a in (source, target):
         a["status"], a["balance"] = "active", 500.0
@@ -668,11 +664,10 @@ def test_a_value_the_world_found_no_record_by_is_not_offered_again():
     success. An injected fault is no refusal: the same call may be retried."""
     from worldsmith.records import ToolBinding
     from worldsmith.tools.evolve import bound_spec
-    from worldsmith.worldmodel.packs import load_pack
-    from worldsmith.worldmodel.seed import seed_state
+    from worldsmith.worldmodel.packs import load_pack, seed_world
 
     lib = load_pack(ROOT / "worlds" / "library", today="2026-03-02")
-    state = seed_state(lib.world, 3, lib.records)
+    state = seed_world(lib.world, 3, lib.records)
     member = state["members"][0]
     first = member["full_name"].split()[0]
     by_name = bound_spec(

@@ -16,6 +16,7 @@ from typing import Any
 
 from worldsmith.gym.env import TaskSet
 from worldsmith.records import Agent, Task, ToolSpec, World
+from worldsmith.worldmodel import packs
 
 TASKSET_FILE = "tasks.parquet"
 
@@ -118,8 +119,9 @@ env = ToolEnv(taskset_from_dataset(ds), client, prompts, cfg)   # reset(task_id)
     }
 
 
-def taskset_from_dataset(rows: Any) -> TaskSet:
-    """The `TaskSet` of an exported task set (a `datasets.Dataset` or any iterable of its rows)."""
+def taskset_from_dataset(rows: Any, packs_dir: str | Path = "worlds") -> TaskSet:
+    """The `TaskSet` of an exported task set (a `datasets.Dataset` or any iterable of its rows). A pack
+    world's folder is stored relative to the packs folder: it is read from `packs_dir` (worlds.packs_dir)."""
     tasks, agents, tools, worlds = {}, {}, {}, {}
     for row in rows:
         task = Task.model_validate_json(row["task"])
@@ -130,6 +132,6 @@ def taskset_from_dataset(rows: Any) -> TaskSet:
             s = ToolSpec.model_validate(spec)
             tools[s.tool_id] = s
         if row.get("world"):
-            w = World.model_validate_json(row["world"])
+            w = packs.locate(World.model_validate_json(row["world"]), packs_dir)
             worlds[w.world_id] = w
     return TaskSet(tasks, agents, tools, worlds)

@@ -23,6 +23,7 @@ from worldsmith.rollouts.episode import Episode, run_episode
 from worldsmith.rollouts.stats import SECTIONS
 from worldsmith.stage import Shard, Stage, holds
 from worldsmith.vocab import TRAJECTORY_STATUSES
+from worldsmith.worldmodel import packs
 from worldsmith.worldmodel.toolset import ToolSet
 
 
@@ -85,7 +86,8 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
     cfg = ctx.cfg.rollouts
     tools = {t.tool_id: t for t in ctx.store.read(ToolSpec)}
     agents = {a.agent_id: a for a in ctx.store.read(Agent)}
-    worlds = {w.world_id: w for w in ctx.store.read(World)}
+    packs_dir = ctx.path(ctx.cfg.worlds.packs_dir)  # a pack world is stored with its folder relative to it
+    worlds = {w.world_id: packs.locate(w, packs_dir) for w in ctx.store.read(World)}
     tasks = sorted((t for t in ctx.store.read(Task) if holds(shard, t.task_id)), key=lambda t: t.task_id)
     jobs = plan(ctx, tasks)
     counts: Counter[str] = Counter()

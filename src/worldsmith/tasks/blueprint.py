@@ -36,10 +36,11 @@ from worldsmith.records import (
 )
 from worldsmith.vocab import READ_ACTIONS, WRITE_ACTIONS
 from worldsmith.worldmodel.bindings import chain_pairs
-from worldsmith.worldmodel.execute import execute
 from worldsmith.worldmodel.infer import words
+from worldsmith.worldmodel.packs import execute_call as execute
+from worldsmith.worldmodel.packs import seed_world
 from worldsmith.worldmodel.runner import argument_problem
-from worldsmith.worldmodel.seed import _value, seed_state, variant
+from worldsmith.worldmodel.seed import _value, variant
 from worldsmith.worldmodel.state import apply_patch
 
 
@@ -493,7 +494,7 @@ def sample_blueprint(
     usable = bound_tools(world, tools)
     if not usable and difficulty != "irrelevance":
         raise BlueprintFailure("no_bound_tools", f"no tool of the bundle acts on world {world.domain!r}")
-    state = seed_state(world, seed, records)
+    state = seed_world(world, seed, records)
     rules = world.rules
     # a pack's action is a write unless it says it only reads
     writes = [

@@ -24,8 +24,8 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from worldsmith.judge.answers import extract, mentions
 from worldsmith.context import RunContext
+from worldsmith.judge.answers import extract, mentions
 from worldsmith.progress import gather_with_progress
 from worldsmith.records import Agent, Persona, Rejection, Task, ToolSpec, UserGoal, World, content_id
 from worldsmith.stage import Shard, Stage, holds
@@ -34,6 +34,7 @@ from worldsmith.tasks.freeform import write_freeform
 from worldsmith.tasks.requests import grammar_request
 from worldsmith.tasks.stats import SECTIONS
 from worldsmith.tasks.validate import validate_task
+from worldsmith.worldmodel import packs
 
 REQUEST_SCHEMA = {
     "type": "object",

@@ -3,11 +3,16 @@ errors a real back end gives (an unknown id, a duplicate of a unique value, a va
 an enum, a transition the rules forbid, a reference to nothing, deleting a record others
 still reference). Nothing here calls a model, so the same call on the same state always
 has the same effect: task writing executes gold calls with it, rollouts the agent's calls.
+
+A domain pack's custom action (`ToolBinding.operation`) is code in the pack's folder: the caller
+passes the function that runs it (`operation`, `worldmodel.packs.run_operation`; `packs.execute_call`
+passes it), so this module never imports the packs that import it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +36,10 @@ class Execution:
         import json
 
         return error_content(*self.error) if self.error else json.dumps(self.result, ensure_ascii=False)
+
+
+# runs a pack action's call: (world, binding, state, arguments) -> Execution
+Operation = Callable[[World, ToolBinding, dict[str, Any], dict[str, Any]], Execution]
 
 
 def _fail(code: str, message: str) -> Execution:
@@ -96,15 +105,25 @@ def referenced_problem(
     return None
 
 
-def execute(world: World, binding: ToolBinding, state: dict[str, Any], arguments: dict[str, Any]) -> Execution:
-    """Run one call of a bound tool on `state` (not changed: the patch says what would)."""
+def execute(
+    world: World,
+    binding: ToolBinding,
+    state: dict[str, Any],
+    arguments: dict[str, Any],
+    operation: Operation | None = None,
+) -> Execution:
+    """Run one call of a bound tool on `state` (not changed: the patch says what would). A pack
+    action's call is run by `operation`; without one it is the caller's bug (ValueError)."""
     c = world.collection(binding.collection)
     if c is None:
         return _fail("internal_error", f"no collection {binding.collection!r} in this world")
     if binding.operation is not None:
-        from worldsmith.worldmodel.packs import run_operation  # a pack's actions load only where a world has them
-
-        return run_operation(world, binding, state, arguments)
+        if operation is None:
+            raise ValueError(
+                f"{binding.operation!r} is a pack action of {world.domain}: pass operation= "
+                "(worldmodel.packs.run_operation), or call packs.execute_call"
+            )
+        return operation(world, binding, state, arguments)
     records: list[dict[str, Any]] = state.get(c.name, [])
     fields = {f.name: f for f in c.fields}
     values = {fname: arguments[p] for p, fname in binding.params.items() if p in arguments}

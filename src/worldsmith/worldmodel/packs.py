@@ -12,6 +12,12 @@ original into the JSON Patch the executor returns: the state itself is never cha
 reads the wall clock or draws at random (`db.today` is the world's), so the same call on the
 same state always has the same effect. `save_pack` writes any world and its bound tools as a
 pack, to be edited by hand and loaded again.
+
+A run stores a pack world's folder relative to `worlds.packs_dir` (`World.pack_dir`, "library": `portable`),
+so a run store or an exported task set reads the same on another machine or checkout; `locate` makes it
+absolute again against the packs folder the reader is configured with (a folder outside it stays absolute).
+`execute.py` and `seed.py` sit below this module: they are handed `run_operation` and `finish_seed`
+(`execute_call`, `seed_world` hand them over), never import it.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from worldsmith.vocab import FIELD_FORMATS
 from worldsmith.worldmodel import bindings as bind
 from worldsmith.worldmodel.execute import (
     Execution,
+    execute,
     find,
     referenced_problem,
     same,
@@ -46,7 +53,7 @@ from worldsmith.worldmodel.execute import (
     value_problem,
 )
 from worldsmith.worldmodel.schema import SNAKE, derive_rules, id_prefix, singular, world_problem
-from worldsmith.worldmodel.seed import next_key
+from worldsmith.worldmodel.seed import next_key, seed_state
 
 WORLD_FILE = "world.yaml"
 ACTIONS_FILE = "actions.py"
@@ -400,8 +407,41 @@ def world_id_for_pack(name: str) -> str:
     return content_id("pack", name, prefix="wld_")
 
 
+def portable(world: World, packs_dir: str | Path) -> World:
+    """`world` as a run stores it: its pack folder relative to `packs_dir` (worlds.packs_dir) where it
+    lies inside it ("library"), else absolute."""
+    if not world.pack_dir:
+        return world
+    folder, root = Path(world.pack_dir).resolve(), Path(packs_dir).resolve()
+    if not folder.is_relative_to(root):
+        return world
+    return world.model_copy(update={"pack_dir": folder.relative_to(root).as_posix()})
+
+
+def locate(world: World, packs_dir: str | Path) -> World:
+    """`world` as read from a run: its pack folder made absolute against `packs_dir` (the reader's
+    worlds.packs_dir); a world of no pack, or with an absolute folder (a run made before folders were
+    stored relative), as is."""
+    if not world.pack_dir or Path(world.pack_dir).is_absolute():
+        return world
+    return world.model_copy(update={"pack_dir": str((Path(packs_dir) / world.pack_dir).resolve())})
+
+
+def pack_folder(world: World) -> Path:
+    """The folder a pack world's actions load from (absolute: `load_pack`'s, or `locate`d)."""
+    if not world.pack_dir:
+        raise PackError(f"world {world.world_id} ({world.domain}) has no pack folder to load its actions from")
+    if not Path(world.pack_dir).is_absolute():
+        raise PackError(
+            f"world {world.world_id} ({world.domain}): its pack folder {world.pack_dir!r} is relative to "
+            "worlds.packs_dir; locate it first (packs.locate(world, packs_dir))"
+        )
+    return Path(world.pack_dir)
+
+
 def load_pack(folder: str | Path, today: str | dt.date) -> Pack:
-    """A pack folder's world and tools (PackError, naming the file and key, for bad input)."""
+    """A pack folder's world and tools (PackError, naming the file and key, for bad input); the
+    world's `pack_dir` is the folder's absolute path (`portable` is what a run stores)."""
     folder = Path(folder)
     path = folder / WORLD_FILE
     if not path.is_file():
@@ -741,9 +781,17 @@ def load_packs(
 
 
 def _pack_actions(world: World) -> Actions:
-    if not world.pack_dir:
-        raise PackError(f"world {world.world_id} ({world.domain}) has no pack folder to load its actions from")
-    return load_actions(Path(world.pack_dir))
+    return load_actions(pack_folder(world))
+
+
+def execute_call(world: World, binding: ToolBinding, state: dict[str, Any], arguments: dict[str, Any]) -> Execution:
+    """`execute.execute` with the pack actions run by code (`run_operation`): any bound call, any world."""
+    return execute(world, binding, state, arguments, operation=run_operation)
+
+
+def seed_world(world: World, seed: int, records: tuple[int, int] = DEFAULT_RECORDS) -> dict[str, Any]:
+    """`seed.seed_state` with a pack world's seeders run (`finish_seed`): any world."""
+    return seed_state(world, seed, records, finish=finish_seed)
 
 
 def run_operation(world: World, binding: ToolBinding, state: dict[str, Any], arguments: dict[str, Any]) -> Execution:
@@ -932,8 +980,8 @@ def save_pack(world: World, tools: Iterable[ToolSpec], folder: str | Path, name:
             "rules:",
             _indent(_dump(rules)),
         ]
-    src = Path(world.pack_dir) / ACTIONS_FILE if world.pack_dir else None
-    written = load_actions(Path(world.pack_dir)).actions if src is not None and src.is_file() else {}
+    src = pack_folder(world) / ACTIONS_FILE if world.pack_dir else None
+    written = load_actions(src.parent).actions if src is not None and src.is_file() else {}
     lines += ["", "tools:"]
     for t in tools:
         b = t.binding

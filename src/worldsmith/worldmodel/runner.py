@@ -26,8 +26,8 @@ from worldsmith.mcp.executor import RealExecutionError, RealExecutor
 from worldsmith.records import ToolSpec, content_id
 from worldsmith.records import World as WorldSchema
 from worldsmith.vocab import EXECUTED_ACTIONS, FAULTS, READ_ACTIONS, error_content
-from worldsmith.worldmodel.execute import execute
 from worldsmith.worldmodel.faults import FaultInjector, traits
+from worldsmith.worldmodel.packs import execute_call
 from worldsmith.worldmodel.state import PatchRejected, World
 
 # bounded sizes: a small model otherwise repeats itself until it runs out of tokens
@@ -291,7 +291,7 @@ class ToolRunner:
                 forced=forced,
             )
         if schema is not None:
-            out = execute(schema, b, world.state, arguments)
+            out = execute_call(schema, b, world.state, arguments)
             result = cut_list(out.result, kind) if out.ok and kind else out.result
             content = json.dumps(result, ensure_ascii=False) if out.ok else out.content
             return CallOutcome(

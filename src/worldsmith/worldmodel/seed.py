@@ -2,12 +2,15 @@
 (names, emails, phones, addresses, companies, dates, amounts), seeded so the same task seed
 gives the same world. References point at keys that exist; every collection gets several
 records, so the records a task does not touch are its distractors (they must stay as they are).
+A domain pack's seeders (code in its folder) are passed in by the caller (`finish`,
+`worldmodel.packs.finish_seed`; `packs.seed_world` passes it): this module never imports the packs.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import random
+from collections.abc import Callable
 from typing import Any
 
 from faker import Faker
@@ -367,8 +370,20 @@ def _value(
     return f"{rng.choice(LABELS)}-{rng.choice(LABELS)}"
 
 
-def seed_state(world: World, seed: int, records: tuple[int, int] = (3, 5)) -> dict[str, list[dict[str, Any]]]:
-    """A world state for `world`: between records[0] and records[1] records per collection."""
+# makes a pack world's seeded state consistent: (world, state, seed) -> a new state
+Finish = Callable[[World, dict[str, Any], int], dict[str, Any]]
+
+
+def seed_state(
+    world: World, seed: int, records: tuple[int, int] = (3, 5), finish: Finish | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """A world state for `world`: between records[0] and records[1] records per collection. A pack's
+    world is finished by its seeders (`finish`); without one it is the caller's bug (ValueError)."""
+    if world.pack and finish is None:
+        raise ValueError(
+            f"world {world.world_id} is pack {world.pack!r}: pass finish= (worldmodel.packs.finish_seed), "
+            "or call packs.seed_world"
+        )
     rng = random.Random(seed)
     fake = Faker("en_US")
     fake.seed_instance(seed)
@@ -398,8 +413,6 @@ def seed_state(world: World, seed: int, records: tuple[int, int] = (3, 5)) -> di
         state[c.name] = rows
         keys[c.name] = [r[c.key] for r in rows]
     out = {c.name: state[c.name] for c in world.collections}
-    if world.pack:  # a domain pack's seeders make the records consistent (a due date after its checkout)
-        from worldsmith.worldmodel.packs import finish_seed
-
-        out = finish_seed(world, out, seed)
+    if world.pack and finish is not None:  # a domain pack's seeders make the records consistent
+        out = finish(world, out, seed)
     return out

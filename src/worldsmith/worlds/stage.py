@@ -23,7 +23,7 @@ from worldsmith.mcp.snapshot import load_snapshot_specs
 from worldsmith.progress import gather_with_progress
 from worldsmith.records import Domain, Rejection, World, content_id
 from worldsmith.stage import Shard, Stage
-from worldsmith.worldmodel import catalog
+from worldsmith.worldmodel import catalog, packs
 from worldsmith.worldmodel.coherence import world_incoherence
 from worldsmith.worldmodel.schema import derive_world, design_schema, plural, world_from_design, world_id_for
 from worldsmith.worlds.stats import SECTIONS
@@ -229,9 +229,11 @@ async def make_worlds(ctx: RunContext) -> dict[str, Any]:
 
 
 def pack_worlds(ctx: RunContext) -> list[World]:
-    """The worlds of the configured domain packs (worlds/<name>/), as written."""
+    """The worlds of the configured domain packs (worlds/<name>/), as written; each stores its folder
+    relative to worlds.packs_dir (`packs.portable`: the readers `locate` it against theirs)."""
     cfg = ctx.cfg.worlds
-    return [p.world for p in catalog.packs(ctx.path(cfg.packs_dir), cfg.packs, cfg.today.isoformat())]
+    root = ctx.path(cfg.packs_dir)
+    return [packs.portable(p.world, root) for p in catalog.packs(root, cfg.packs, cfg.today.isoformat())]
 
 
 def crawled_worlds(ctx: RunContext) -> list[World]:
