@@ -306,7 +306,11 @@ def test_the_worlds_and_tools_stages_store_packs_and_crawled_worlds_with_their_t
     tools = ctx.store.read(ToolSpec)
     crawled = [t for t in tools if t.source == "mcp"]
     bound = [t for t in crawled if t.binding is not None]
-    assert tools_counts["real_bound"] >= 800 and tools_counts["bound_share"] >= 0.55
+    assert tools_counts["real_bound"] >= 800
+    # one binding figure: the stage's summary gives what the stored crawled tools hold (the report reads it alike)
+    share = sum(t.binding is not None and t.binding.executed for t in crawled) / len(crawled)
+    assert tools_counts["crawled_tools"] == len(crawled) and tools_counts["crawled_bound"] == len(bound)
+    assert tools_counts["crawled_bound_share"] == round(share, 4) >= 0.5 and "bound_share" not in tools_counts
     assert tools_counts["servers_with_world"] >= 50 and tools_counts["pack_tools"] == 42
     for t in bound:  # each bound to a world the run stored, of its own server, under its real schema
         w = worlds[t.binding.world_id]

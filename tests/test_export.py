@@ -312,7 +312,7 @@ def test_the_report_has_the_headline_figures(report):
     assert page.count('<figure class="plot"') == 15 and "criterion:state" in page and "<script" not in page
     assert 'id="plot-rewards"' in page  # the RL reward by component
     # where the worlds came from, and the crawled tools code runs: the one crawled tool (the time server's) is unbound
-    assert 'id="plot-world-source"' in page and 'id="plot-binding"' in page and head["crawled_tools_bound"] == 0.0
+    assert 'id="plot-world-source"' in page and 'id="plot-binding"' in page and head["crawled_bound_share"] == 0.0
     # pass rate by task family, and the exported examples' diversity table: its total row counts the 5 exported
     assert 'id="plot-family"' in page
     table = page.split('<table id="diversity">')[1].split("</table>")[0]

@@ -392,3 +392,16 @@ def normalize(
                 )
             )
     return accepted, rejected
+
+
+def crawled_binding(tools: Iterable[ToolSpec]) -> dict[str, Any]:
+    """The run's crawled tools (`source` mcp, as stored) and how many of them code runs (bound to their
+    server's inferred world): `crawled_bound_share` is the one binding figure, the tools stage's summary
+    and the report both read it from here."""
+    crawled = [t for t in tools if t.source == "mcp"]
+    bound = sum(t.binding is not None and t.binding.executed for t in crawled)
+    return {
+        "crawled_tools": len(crawled),
+        "crawled_bound": bound,
+        "crawled_bound_share": round(bound / len(crawled), 4) if crawled else None,
+    }

@@ -22,8 +22,10 @@ import duckdb
 from worldsmith.diversity import NEAR_DUPLICATE_JACCARD, Diversity
 from worldsmith.plots import bars, funnel_steps, hist, percent, svg
 from worldsmith.plots import funnel as funnel_plot
+from worldsmith.records import ToolSpec
 from worldsmith.stage import Shard, Stage
-from worldsmith.store import YIELD_FUNNEL, refresh_catalog
+from worldsmith.store import YIELD_FUNNEL, RunStore, refresh_catalog
+from worldsmith.toolspec import crawled_binding
 
 TRAJECTORIES_PAGE = "trajectories.html"
 WORLDS_PAGE = "worlds.html"
@@ -132,14 +134,7 @@ def headline(data: dict[str, Any]) -> dict[str, Any]:
         "fault_recovery_rate": round(sum(r["handled"] or 0 for r in faults) / n_faults, 3) if n_faults else None,
         "generated_tokens": generated,
         "kept_per_1m_tokens": round(funnel.get("exported", 0) / max(generated, 1) * 1e6, 1),
-        "crawled_tools_bound": _bound_share(data.get("binding", [])),
     }
-
-
-def _bound_share(rows: list[dict[str, Any]]) -> float | None:
-    """The share of the run's crawled tools that code runs (bound to their server's world)."""
-    total = sum(r["n"] for r in rows)
-    return round(sum(r["n"] for r in rows if r["label"].startswith("bound")) / total, 3) if total else None
 
 
 def diversity_table(examples: list[dict[str, Any]]) -> str:
@@ -186,7 +181,8 @@ def build_report(
     usage_rows = data["usage"]
     raw = usage_rows[0]["usage"] if usage_rows else None
     data["usage"] = (json.loads(raw) if isinstance(raw, str) else raw) or {}
-    head = headline(data)
+    # the crawled tools code runs: the figure the tools stage's summary gives, from the same function
+    head = {**headline(data), **crawled_binding(RunStore(data_dir, run_id).read(ToolSpec))}
     turns = [r["turns"] for r in data["turns"]]
     calls = [r["tool_calls"] for r in data["turns"]]
     steps = [{"label": r["step"], "n": r["n"]} for r in data["funnel"]]

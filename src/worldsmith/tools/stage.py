@@ -13,7 +13,7 @@ from worldsmith.stage import Shard, Stage
 from worldsmith.tools.dedup import NearDuplicateIndex
 from worldsmith.tools.evolve import ToolSink, evolve
 from worldsmith.tools.stats import SECTIONS
-from worldsmith.toolspec import ValidationLimits, dedup_key
+from worldsmith.toolspec import ValidationLimits, crawled_binding, dedup_key
 from worldsmith.worldmodel import catalog
 from worldsmith.worldmodel.infer import InferredWorld, binding_coverage, infer_worlds
 
@@ -67,7 +67,6 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
         "real_offered": len(real),
         "real_kept": real_kept,
         "real_bound": sum(t.binding is not None for t in real),
-        "bound_share": coverage["bound_share"],
         "servers_with_world": coverage["servers_with_world_3plus"],
         "pack_tools": sum(sink.offer(t) for t in pack_tools),
     }
@@ -79,6 +78,7 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
     stored = ctx.store.read(ToolSpec)
     counts["tools_total"] = len(stored)
     counts["bound"] = sum(t.binding is not None and t.binding.executed for t in stored)
+    counts.update(crawled_binding(stored))  # the report reads the same figure from the same function
     counts["rejected"] = sum(1 for r in ctx.store.read(Rejection) if r.kind in ("tool_spec", "llm_output"))
     return counts
 
@@ -89,6 +89,16 @@ STAGE = Stage(
     "domain packs' tools, then tools designed against each world and evolved; each validated and de-duplicated.",
     run,
     section="tools",
-    totals=frozenset({"tools_total", "bound", "rejected", "bound_share", "servers_with_world"}),
+    totals=frozenset(
+        {
+            "tools_total",
+            "bound",
+            "rejected",
+            "crawled_tools",
+            "crawled_bound",
+            "crawled_bound_share",
+            "servers_with_world",
+        }
+    ),
     stats=SECTIONS,
 )
