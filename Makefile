@@ -12,7 +12,7 @@ export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS := 180
 export HF_HUB_OFFLINE := 1
 
-.PHONY: lint format setup setup-vllm setup-browser ui ui-stop finetune eval rl bench synth crawl test test-fast query serve serve-vllm serve-stop clean-data help
+.PHONY: lint format setup setup-vllm setup-browser setup-sandbox ui ui-stop finetune eval rl bench synth crawl test test-fast query serve serve-vllm serve-stop clean-data help
 
 help:
 	@echo "make synth       run the pipeline end to end (Prefect flow; ARGS='--set smoke.requests=8')"
@@ -29,6 +29,7 @@ help:
 	@echo "make setup       create .venv and install worldsmith (done by synth/test)"
 	@echo "make setup-vllm  install vLLM's CPU build into .venv-vllm (done by test)"
 	@echo "make setup-browser  install Debian's chromium for the browser tests (done by test)"
+	@echo "make setup-sandbox  install Debian's bubblewrap, the sandbox of coding worlds (done by test)"
 
 # The stamp depends on pyproject.toml, so a change of dependencies re-installs.
 $(BIN)/.worldsmith-installed: pyproject.toml
@@ -50,6 +51,13 @@ setup-browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null && \
 	  echo "setup-browser: installed $$(/usr/bin/chromium --version)"; fi
+
+# Debian's bubblewrap: the sandbox every command of a coding world runs in (docs/coding.md).
+setup-sandbox:
+	@if command -v bwrap >/dev/null; then echo "setup-sandbox: bubblewrap is installed"; else \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null && \
+	  echo "setup-sandbox: installed $$(bwrap --version)"; fi
 
 synth: setup
 	$(BIN)/python flows/synth.py $(ARGS)
@@ -90,7 +98,7 @@ bench: setup setup-vllm synth
 
 # the unit tests on every core, then the engine and browser tests one at a time (each server takes both cores);
 # exit status 5 is "no test selected" (an ARGS that picks tests of one kind only)
-test: setup setup-vllm setup-browser lint
+test: setup setup-vllm setup-browser setup-sandbox lint
 	$(BIN)/python -m pytest -m "not engine and not browser" -n auto $(ARGS) || [ $$? -eq 5 ]
 	$(BIN)/python -m pytest -m "engine or browser" $(ARGS) || [ $$? -eq 5 ]
 
