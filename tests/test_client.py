@@ -436,3 +436,57 @@ def test_prefix_cache_hits_reported_by_the_server_are_counted(fake_server):
     assert (
         result.cached_tokens == 8 and usage["critic"]["cached_tokens"] == 8 and usage["critic"]["prompt_tokens"] == 11
     )
+
+
+# ----------------------------------------------------------- transient failures: the server's, not the model's
+
+LLAMACPP_CONTEXT_EXCEEDED = {
+    "error": {"code": 500, "message": "Context size has been exceeded.", "type": "server_error"}
+}
+
+
+async def _chat_raising(cfg):
+    from worldsmith.llm.client import TransientServerFailure
+
+    async with LLMClient(cfg) as client:
+        try:
+            result = await client.raising_transient().chat("critic", [{"role": "user", "content": "hi"}])
+        except TransientServerFailure as exc:
+            return exc, client.usage.snapshot()
+        return result, client.usage.snapshot()
+
+
+def test_a_call_the_server_failed_after_its_retries_raises_on_a_raising_client(fake_server):
+    """The rollouts' client raises for a timeout, a 5xx after retries or a refused connection (outage wait off), so
+    an episode the server failed is not stored as finished; a plain client returns the failed call as before."""
+    from conftest import free_port
+
+    from worldsmith.llm.client import TransientServerFailure
+
+    url, script = fake_server([(503, {"error": "overloaded"}, 0)])
+    failure, usage = run(_chat_raising(llm_config(url)))
+    assert isinstance(failure, TransientServerFailure) and failure.kind == "http", failure
+    assert "HTTP 503" in failure.reason and "after 3 attempts" in failure.reason and failure.reason.startswith("critic")
+    assert len(script.requests) == 3 and usage["critic"]["failures_by_kind"] == {"http": 1}  # retried, then counted
+    assert run(_chat(llm_config(url)))[0].error_kind == "http"  # the plain client: a failed result, no raise
+
+    slow, _ = fake_server([(200, completion("late"), 1.0)])
+    cfg = llm_config(slow)
+    cfg.endpoints["local"].timeout_s = 0.2
+    assert run(_chat_raising(cfg))[0].kind == "timeout"
+
+    cfg = llm_config(f"http://127.0.0.1:{free_port()}/v1")
+    cfg.retry.outage_timeout_s = 0  # no outage wait: a refused connection is a failed call
+    assert run(_chat_raising(cfg))[0].kind == "connection"
+
+
+def test_the_requests_own_failures_are_not_transient(fake_server):
+    """A 400 and llama.cpp's 500 for a context exceeded fail the same way again: returned (not raised) and, for the
+    500, not retried; a replayed episode would only meet them again."""
+    url, script = fake_server([(400, {"error": "bad request"}, 0)])
+    result, _ = run(_chat_raising(llm_config(url)))
+    assert isinstance(result, LLMResult) and not result.ok and "HTTP 400" in result.error
+    url, script = fake_server([(500, LLAMACPP_CONTEXT_EXCEEDED, 0), (200, completion("hello"), 0)])
+    result, _ = run(_chat_raising(llm_config(url)))
+    assert isinstance(result, LLMResult) and result.error_kind == "http" and "Context size" in result.error
+    assert len(script.requests) == 1

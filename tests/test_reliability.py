@@ -10,6 +10,7 @@ the pipeline runs.
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import json
 import os
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from scripted_worlds import STATE, cancel_task, order_agent, order_tools, scripted_context
 
 from worldsmith.config import ConfigError, validate_config
@@ -754,6 +756,77 @@ def test_an_episode_that_raises_is_an_error_trajectory_and_the_stage_goes_on(tmp
     assert (
         conversation_problems(broken.messages) == [] and broken.messages[-1]["role"] == "user"
     )  # the unanswered call is cut off
+
+
+def test_an_episode_the_server_failed_is_not_stored_and_is_played_again_on_resume(tmp_path):
+    """Lose nothing: an episode ended by the server's failure (a call timed out or got a 5xx after its retries, which
+    the rollouts' client raises as TransientServerFailure) is not stored as a finished record. The stage counts it,
+    goes on with the others, and the same command plays it again; a temporary shard a killed writer left is swept
+    when a stage starts."""
+    from test_rollouts import ScriptedClient
+
+    from worldsmith import pipeline
+    from worldsmith.llm.client import TransientServerFailure
+    from worldsmith.summary import print_summary
+
+    class Fails(ScriptedClient):
+        """The server times out on the agent's call in tsk_other's episode while `down`: as LLMClient, a client made
+        `raising_transient()` raises it, a plain one returns the failed call."""
+
+        down, raising = True, False
+
+        def raising_transient(self):
+            return _raising(self)
+
+        async def tool_step(self, role, messages, tools, require_tool=False, seed=None, **kw):
+            if self.down and "o-1002" in messages[1]["content"]:
+                reason = "agent: timeout: no answer within the per-call limit (after 5 attempts)"
+                if self.raising:
+                    raise TransientServerFailure("timeout", reason)
+                return LLMResult(ok=False, role=role, model="m", endpoint="e", error_kind="timeout", error=reason)
+            return await super().tool_step(role, messages, tools, require_tool, seed, **kw)
+
+    def _raising(c):
+        child = copy.copy(c)
+        child.raising = True
+        return child
+
+    def user(m):
+        if len(m) > 3:
+            return {"message": "Thanks.", "action": "stop"}
+        return {"message": "Cancel o-1002." if "o-1002" in m[0]["content"] else "Cancel o-1001.", "action": "continue"}
+
+    def agent(m):
+        if m[-1]["role"] == "tool":
+            return "It is done."
+        return [("cancel_order", {"order_id": "o-1002" if "o-1002" in m[1]["content"] else "o-1001"})]
+
+    client = Fails(user_sim=user, agent=agent, tool_sim=lambda m: {"result": {"status": "cancelled"}, "patch": []})
+    ctx = scripted_context(
+        client, cfg=config(tmp_path), root=ROOT, run_id="rel", store=RunStore(tmp_path / "data", "rel"), prompts=PROMPTS
+    )
+    seed(ctx.store, "task")
+    ctx.store.append(
+        [cancel_task(task_id="tsk_other").model_copy(update={"user_goal": UserGoal(request="Cancel o-1002.")})]
+    )
+    stray = ctx.store.stage_dir("trajectories") / "part-20260101T000000000000-deadbeef.parquet.tmp"
+    stray.parent.mkdir(parents=True)
+    stray.write_bytes(b"half a shard: its writer was killed")
+
+    first = pipeline.run_stage(ctx, pipeline.BY_NAME["rollouts"]).counts
+    assert first["trajectories"] == 1 and first["replay_on_resume"] == 1 and first["replay:timeout"] == 1, first
+    assert first["swept_tmp"] == 1 and not stray.exists()
+    stored = ctx.store.read(Trajectory)
+    assert [t.task_id for t in stored] == ["tsk_cancel"] and stored[0].status == "finished"
+    console = Console(record=True, width=200)
+    print_summary(pipeline.RunSummary("rel", "finished", [pipeline.StageResult("rollouts", first, 1.0)]), console)
+    assert "1 episodes ended by a server failure" in console.export_text()
+
+    client.down = False  # the server is back: the same command plays the episode it failed
+    again = pipeline.run_stage(ctx, pipeline.BY_NAME["rollouts"]).counts
+    assert again["trajectories"] == 2 and again["new"] == 1 and "replay_on_resume" not in again, again
+    replayed = next(t for t in ctx.store.read(Trajectory) if t.task_id == "tsk_other")
+    assert replayed.status == "finished" and replayed.messages[-1]["content"].startswith("Thanks.")
 
 
 def test_a_critic_call_that_raises_is_recorded_and_the_stage_goes_on(tmp_path):

@@ -236,3 +236,73 @@ def test_a_server_stopped_mid_run_stops_the_run_cleanly_and_it_resumes(tmp_path,
         b.trajectory_id: b.created_at for b in before
     }
     assert RunStore(data, "outage").read_info()["status"] == "finished"
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+def test_a_model_server_sigkilled_mid_rollouts_loses_no_episode(tmp_path, project_root):
+    """Lose nothing: the llama.cpp server is SIGKILLed while the rollouts run (no outage wait: every call after it
+    fails in transport), so the episodes it fails are not stored: the stage goes on, counts them and says so. The
+    server is restarted, the same command resumes, and every task has its episode, each played by the agent to its
+    end (none stored as a server failure)."""
+    from scripted_worlds import cancel_task, order_agent, order_tools
+
+    from worldsmith.config import ServerConfig
+    from worldsmith.llm.server import ModelServer
+
+    data = tmp_path / "data"
+    store = RunStore(data, "killed")
+    tools = order_tools()
+    store.append(tools)
+    store.append([order_agent(tools)])
+    store.append([cancel_task(task_id=f"tsk_{i}") for i in range(3)])
+    server = ModelServer(ServerConfig(port=free_port(), parallel=2, ctx_size=4096), project_root, tmp_path / "server")
+    cfg = yaml.safe_load((project_root / "pipeline.yaml").read_text())
+    cfg["run"].update(data_dir=str(data), prompts_dir=str(project_root / "prompts"))
+    cfg["llm"]["endpoints"]["local"]["urls"] = [server.url]
+    cfg["llm"]["retry"].update(max_attempts=2, outage_timeout_s=0, initial_backoff_s=0.2, max_backoff_s=1)
+    cfg["rollouts"].update(
+        samples_per_task=1,
+        concurrency=1,
+        max_turns=1,
+        max_tool_calls=1,
+        max_tokens=700,
+        faults={"enabled": False},
+        real_execution={"enabled": False},
+    )
+    config = tmp_path / "pipeline.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    command = [sys.executable, "-m", "worldsmith.cli", "synth", "--stage", "rollouts", "--run-id", "killed"]
+    command += ["-c", str(config)]
+    shards = data / "runs" / "killed" / "trajectories"
+    lost_markers = ("timeout", "connection", "HTTP 5", "unreachable")
+
+    server.start()
+    try:
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not list(shards.glob("part-*.parquet")) and proc.poll() is None:
+            time.sleep(0.1)
+        assert proc.poll() is None, "the run should still be going when the server is killed"
+        pid = server.state()["pid"]
+        os.killpg(pid, signal.SIGKILL)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        server.stop()
+    assert proc.returncode == 0, err[-3000:]  # the run goes on without the episodes the server failed
+    assert "were not stored: run the same command again to play them" in out + err
+    counts = RunStore(data, "killed").read_info()["stages"]["rollouts"]["counts"]
+    before = RunStore(data, "killed").read(Trajectory)
+    assert 1 <= len(before) < 3 and counts["replay_on_resume"] == 3 - len(before), counts
+    assert not [t.reason for t in before if any(m in (t.reason or "") for m in lost_markers)]
+
+    server.start()
+    try:
+        again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    finally:
+        server.stop()
+    assert again.returncode == 0, again.stderr[-3000:]
+    after = RunStore(data, "killed").read(Trajectory)
+    assert sorted(t.task_id for t in after) == [f"tsk_{i}" for i in range(3)]  # each once: the lost ones replayed
+    assert not [t.reason for t in after if any(m in (t.reason or "") for m in lost_markers)], "none stored as lost"
+    assert "replay_on_resume" not in RunStore(data, "killed").read_info()["stages"]["rollouts"]["counts"]

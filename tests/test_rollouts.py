@@ -53,6 +53,10 @@ class ScriptedClient:
         child.usage = usage
         return child
 
+    def raising_transient(self):
+        """As the rollouts' client: a TransientServerFailure a script raises reaches the stage."""
+        return self
+
     def model_for(self, role):
         return "scripted"
 

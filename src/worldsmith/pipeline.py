@@ -148,9 +148,13 @@ class RunSummary:
 
 
 def run_stage(ctx: RunContext, stage: Stage, run_parts: PartsRunner = run_parts_inline) -> StageResult:
-    """Run a stage (all its shards) and note it in run.json."""
+    """Run a stage (all its shards) and note it in run.json. It starts by sweeping the temporary shards a
+    killed run left (no part of it runs yet), counted as `swept_tmp`."""
     t0 = time.monotonic()
+    swept = ctx.store.sweep_tmp()
     counts = stage.merge(run_parts(ctx, stage, stage.plan(ctx, ctx.cfg.run.shard_size)))
+    if swept:
+        counts = {**counts, "swept_tmp": swept}
     return record_stage(ctx, stage.name, counts, time.monotonic() - t0)
 
 

@@ -91,6 +91,14 @@ class RunStore:
             seen.update(fresh)
             return len(fresh)
 
+    def sweep_tmp(self) -> int:
+        """Delete the temporary shards a killed writer left (`*.parquet.tmp`: never read, never renamed); how many.
+        Call it where no writer of this run is at work: the start of a stage (`pipeline.run_stage`)."""
+        stray = list(self.root.glob(f"*/part-*.parquet{TMP_SUFFIX}"))
+        for tmp in stray:
+            tmp.unlink(missing_ok=True)
+        return len(stray)
+
     @contextlib.contextmanager
     def rewrite(self, record_type: type[Record]) -> Iterator[None]:
         """For a record type a stage makes whole each time (the export's examples): what is

@@ -44,6 +44,13 @@ def print_summary(summary: RunSummary, console: Console | None = None) -> None:
     if summary.catalog:
         console.print(f'catalog: {summary.catalog}   (worldsmith query "SELECT ..." or make query)')
     for stage in summary.stages:
+        if stage.counts.get("replay_on_resume"):
+            console.print(
+                f"{stage.name}: {stage.counts['replay_on_resume']} episodes ended by a server failure (timeouts, "
+                "5xx after retries) were not stored: run the same command again to play them",
+                soft_wrap=True,
+                highlight=False,
+            )
         if stage.name == "report" and stage.counts.get("report"):
             console.print(f"report:  {stage.counts['report']}", soft_wrap=True, highlight=False)
         if stage.name == "export" and stage.counts.get("folder"):

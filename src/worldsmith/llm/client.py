@@ -12,6 +12,11 @@
   retrying for `retry.outage_timeout_s`, then raises `ServerUnavailable`, so the run stops
   (finished records stay on disk) instead of recording every pending item as failed; the
   same command resumes once the server is back.
+- A call that still fails in transport after its retries (a timeout, 429 or 5xx, a connection
+  with the outage wait off) is the server's failure, not the model's answer: a client made
+  with `raising_transient()` (the rollouts') raises `TransientServerFailure` for it, so the
+  episode it was in is not stored as finished and is played again on resume. A 500 that says
+  the context is exceeded is the request's own fault: neither retried nor transient.
 - Structured output asks the server for JSON matching a JSON Schema (`response_format`
   json_schema, which vLLM and llama.cpp both enforce); the reply is validated with
   `jsonschema` and a parse or schema failure keeps the raw text.
@@ -49,6 +54,15 @@ REPLICA_COOL_OFF_S = 30.0  # a replica that refused a connection gets no request
 
 class ServerUnavailable(RuntimeError):
     """No server of an endpoint could be reached for `llm.retry.outage_timeout_s`: the run stops and resumes later."""
+
+
+class TransientServerFailure(ServerUnavailable):
+    """A call of a `raising_transient()` client that failed in transport after its retries (timeout, connection,
+    429 / 5xx): the server's failure. The rollouts do not store the episode; it is played again on resume."""
+
+    def __init__(self, kind: str, reason: str):
+        super().__init__(reason)
+        self.kind, self.reason = kind, reason
 
 
 @dataclass
@@ -224,6 +238,9 @@ class _Retryable(Exception):
 # llama.cpp answers HTTP 500 when the model's native tool call is not valid JSON: the model's output was
 # malformed, not the server broken (and a seeded retry would only make the same call again).
 MALFORMED_TOOL_CALL_MARKERS = ("Failed to parse tool call",)
+# an error body that says the request does not fit the context (llama.cpp answers it with a 500): the same
+# request fails the same way again, so it is neither retried nor a transient failure
+CONTEXT_EXCEEDED_MARKERS = ("Context size has been exceeded", "exceeds the available context size")
 
 
 def malformed_tool_call(text: str) -> bool:
@@ -245,7 +262,8 @@ def _classify(exc: Exception) -> tuple[str, str, bool]:
         body = exc.response.text[:300] if exc.response is not None else ""
         if malformed_tool_call(body):
             return "parse", f"the server could not parse the model's tool call: HTTP {exc.status_code}: {body}", False
-        return "http", f"HTTP {exc.status_code}: {body}", exc.status_code in RETRYABLE_STATUS
+        retryable = exc.status_code in RETRYABLE_STATUS and not any(m in body for m in CONTEXT_EXCEEDED_MARKERS)
+        return "http", f"HTTP {exc.status_code}: {body}", retryable
     return "error", f"{exc.__class__.__name__}: {exc}", False
 
 
@@ -262,6 +280,7 @@ class LLMClient:
         used = cfg.used_endpoints()
         self.endpoints = {name: _Endpoint(name, ep, embedded_url) for name, ep in cfg.endpoints.items() if name in used}
         self.usage = usage if usage is not None else UsageMeter()
+        self.raise_transient = False  # True: a call failed in transport after its retries raises (raising_transient)
         self._agent_role = cfg.roles.agent
         if cfg.policy.enabled:  # the agent role talks to the policy server; its sampling settings stay
             if policy_url is None:
@@ -293,6 +312,13 @@ class LLMClient:
             usage.parent = self.usage
         child = copy.copy(self)  # shares the endpoints: close only the original
         child.usage = usage
+        return child
+
+    def raising_transient(self) -> LLMClient:
+        """This client (same endpoints, limits and meter) raising `TransientServerFailure` for a call that failed
+        in transport after its retries, instead of returning it failed; its `metered` copies raise too."""
+        child = copy.copy(self)  # shares the endpoints: close only the original
+        child.raise_transient = True
         return child
 
     def role(self, name: str) -> RoleConfig:
@@ -368,6 +394,10 @@ class LLMClient:
                     "are on disk: start the server (or fix llm.endpoints) and run the same command again to resume"
                 ) from None
             result.error_kind, result.error = exc.kind, f"{exc.reason} (after {result.attempts} attempts)"
+            if self.raise_transient:
+                result.latency_s = time.perf_counter() - started
+                self.usage.add(result)  # the failed call is counted, as any
+                raise TransientServerFailure(exc.kind, f"{role}: {result.error}") from None
         except _Final as exc:
             result.error_kind, result.error = exc.kind, exc.reason
         result.latency_s = time.perf_counter() - started

@@ -2,20 +2,23 @@
 
 Each finished trajectory is appended to the store at once (its own small atomic shard), so
 a crash or Ctrl-C loses only the episodes in flight; a re-run skips the finished ones (ids
-are stable: task, sample index and run seed). Concurrency is bounded by the config and by
-each endpoint's own limit, and adapts (AIMD): halved when an episode met timeouts or server
-errors, grown by 1/limit per clean episode.
+are stable: task, sample index and run seed). An episode ended by the server's failure (a call
+that timed out or got a 5xx after its retries: `TransientServerFailure`) is not stored: the
+stage counts it (`replay_on_resume`) and goes on, and the same command plays it again.
+Concurrency is bounded by the config and by each endpoint's own limit, and adapts (AIMD):
+halved when an episode met timeouts or server errors, grown by 1/limit per clean episode.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import zlib
 from collections import Counter
 from typing import Any
 
 from worldsmith.context import RunContext
-from worldsmith.llm.client import TRANSPORT_FAILURES
+from worldsmith.llm.client import TRANSPORT_FAILURES, TransientServerFailure
 from worldsmith.mcp.executor import RealExecutor
 from worldsmith.progress import LiveProgress
 from worldsmith.records import Agent, Task, ToolSpec, Trajectory, World, content_id
@@ -25,6 +28,8 @@ from worldsmith.stage import Shard, Stage, holds
 from worldsmith.vocab import TRAJECTORY_STATUSES
 from worldsmith.worldmodel import packs
 from worldsmith.worldmodel.toolset import ToolSet
+
+log = logging.getLogger(__name__)
 
 
 def trajectory_id_for(task_id: str, sample: int, run_seed: int) -> str:
@@ -102,6 +107,7 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
         )
     limit = AdaptiveLimit(cfg.concurrency, cfg.adaptive_concurrency)
     toolsets: dict[str, ToolSet] = {}
+    server_failures: list[str] = []
 
     async def one(client, progress: LiveProgress, task: Task, k: int) -> None:
         agent = agents.get(task.agent_id)
@@ -122,7 +128,14 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
         async with limit:
             progress.in_flight += 1
             try:
-                traj = await run_episode(ep, client, ctx.prompts, cfg, real, worlds)
+                traj = await run_episode(ep, client, ctx.prompts, cfg, real, worlds, ctx.cfg.judge)
+            except TransientServerFailure as exc:  # the server's failure, not the episode's: played again on resume
+                counts["replay_on_resume"] += 1
+                counts["replay:" + exc.kind] += 1
+                server_failures.append(exc.reason)
+                await limit.feedback(True)
+                progress.advance(failed=True)
+                return
             finally:
                 progress.in_flight -= 1
         await limit.feedback(_congested(traj))
@@ -135,7 +148,8 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
             counts[f"calls_{c.executor}"] += 1
         progress.advance(failed=traj.status == "error")
 
-    async with ctx.client() as client:
+    async with ctx.client() as run_client:
+        client = run_client.raising_transient()  # an episode the server failed is not a finished record
         try:
             with LiveProgress(
                 "rollouts",
@@ -156,6 +170,13 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
         out["real_execution_unavailable"] = real.unavailable
     if cfg.adaptive_concurrency and limit.lowest < cfg.concurrency:
         out["lowest_concurrency"] = limit.lowest
+    if server_failures:
+        log.warning(
+            "rollouts: %d episodes ended by a server failure (timeouts, 5xx after retries; the first: %s) were not "
+            "stored: run the same command again to play them",
+            len(server_failures),
+            server_failures[0][:300],
+        )
     return out
 
 
