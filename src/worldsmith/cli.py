@@ -612,5 +612,40 @@ def show_config(config: ConfigOpt = None, set_: SetOpt = None) -> None:
     console.print(yaml.safe_dump(cfg.resolved(), sort_keys=False), highlight=False, markup=False)
 
 
+coding_app = typer.Typer(help="Coding worlds: real repositories, bugs made by execution, tests in a sandbox.")
+app.add_typer(coding_app, name="coding")
+
+
+@coding_app.command("tasks")
+def coding_tasks(
+    repos: Annotated[Path, typer.Option(help="the repositories (docs/coding.md)")] = Path("worlds/repos.yaml"),
+    out: Annotated[Path, typer.Option(help="JSONL of verified tasks (appended; a re-run resumes)")] = Path(
+        "data/coding/tasks.jsonl"
+    ),
+    cache: Annotated[Path, typer.Option(help="sdists, pristine trees and sandbox folders")] = Path("data/coding"),
+    per_repo: Annotated[int, typer.Option(help="verified tasks wanted per repository")] = 20,
+    max_tries: Annotated[int, typer.Option(help="mutations tried per repository at most")] = 200,
+    parallel: Annotated[int, typer.Option(help="sandboxes at once")] = 2,
+    seed: Annotated[int, typer.Option()] = 0,
+    only: Annotated[Optional[list[str]], typer.Option(help="repository names (repeatable)")] = None,
+    summary: Annotated[Optional[Path], typer.Option(help="write the funnel as JSON here")] = None,
+) -> None:
+    """Verified BugFixer tasks: mutations kept only when tests break and the gold revert passes, both in the sandbox."""
+    from worldsmith.coding.make import make_tasks, write_summary
+    from worldsmith.llm.prompts import Prompts
+
+    grammar = Prompts(Path("prompts")).data("bug_report")
+    line = lambda m: console.print(m, soft_wrap=True, highlight=False, markup=False)
+    s = make_tasks(repos, cache, out, grammar, per_repo, max_tries, parallel, seed, only, log=line)
+    if summary:
+        write_summary(s, summary)
+    f = s["funnel"]
+    console.print(
+        f"{s['tasks_made']} tasks made ({s['tasks_total']} in {out}) from {len(s['repos'])} repositories in"
+        f" {s['seconds']:.0f} s: {s['tasks_per_minute']} tasks/min; tried {f['tried']} -> broke {f['broke']}"
+        f" -> verified {f['verified']}"
+    )
+
+
 if __name__ == "__main__":
     app()

@@ -89,7 +89,7 @@ def _attempt(
     buggy = mutation.apply(source)
     bug_patch = unified_diff(mutation.file, source, buggy)
     gold_patch = unified_diff(mutation.file, buggy, source)
-    wall = max(30.0, base.seconds * 6)
+    wall = max(20.0, base.seconds * 6)  # an endless loop made by the mutation is killed here
     limits = Limits(wall_s=wall, cpu_s=int(wall), memory_mb=2048)
     t0 = time.monotonic()
     with Box.fresh(repo.root, work, prefix=f"mut-{repo.name}-") as box:

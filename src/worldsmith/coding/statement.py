@@ -20,7 +20,7 @@ MAX_LISTED = 5
 def error_lines(failure: str) -> str:
     """pytest's `E` lines of a failure (what a user pastes), else its last lines."""
     lines = [ln[1:].strip() if ln.startswith("E") else None for ln in failure.splitlines()]
-    kept = [ln for ln in lines if ln]
+    kept = [ln for ln in lines if ln and not ln.startswith(("Use -v", "Omitting ", "Full diff:"))]
     if not kept:
         kept = [ln for ln in failure.strip().splitlines()[-6:] if ln.strip()]
     text = "\n".join(kept[:MAX_ERROR_LINES])
