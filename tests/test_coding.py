@@ -339,3 +339,29 @@ def test_a_task_whose_gold_run_fails_is_not_kept(mini, tmp_path, monkeypatch):
     monkeypatch.setattr(bugs, "run_tests", gold_flakes)
     tasks, funnel = make_bug_tasks(mini, tmp_path, GRAMMAR, per_repo=2, max_tries=3, parallel=2, seed=3)
     assert tasks == [] and funnel.gold_failed == funnel.broke > 0
+
+
+def test_the_tools_as_an_mcp_server(mini_tasks, mini, tmp_path):
+    import asyncio
+
+    from mcp import Client
+
+    from worldsmith.coding.mcp_server import build_server
+    from worldsmith.coding.tools import TOOL_NAMES
+
+    task = mini_tasks[0][0]
+    with Workspace(task, mini.root, tmp_path) as ws:
+
+        async def session():
+            async with Client(build_server(ws.box, task.python_path)) as client:
+                names = {t.name for t in (await client.list_tools()).tools}
+                read = await client.call_tool("read_file", {"path": "minilib/__init__.py", "end_line": 5})
+                bad = await client.call_tool("read_file", {"path": "/etc/passwd"})
+                tests = await client.call_tool("run_tests", {"tests": task.fail_to_pass[:1]})
+                return names, read, bad, tests
+
+        names, read, bad, tests = asyncio.run(session())
+    assert names == set(TOOL_NAMES)
+    assert not read.is_error and "def clamp" in read.content[0].text
+    assert bad.is_error and "outside the repository" in bad.content[0].text
+    assert "1 failed" in tests.content[0].text
