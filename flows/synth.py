@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _prefect_env import use_local_server_if_up  # noqa: E402
+from _prefect_env import library_log, use_local_server_if_up  # noqa: E402
 
 use_local_server_if_up()
 
@@ -48,6 +48,8 @@ from worldsmith.config import load_config  # noqa: E402
 from worldsmith.llm.client import ServerUnavailable  # noqa: E402
 from worldsmith.stage import Shard  # noqa: E402
 from worldsmith.summary import print_summary, summary_markdown  # noqa: E402
+
+library_log()
 
 
 def _logger():

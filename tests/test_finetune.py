@@ -457,3 +457,23 @@ def test_auto_checkpointing_turns_on_when_activations_outweigh_the_optimizer_sta
     assert not use_checkpointing(auto, smol, 2 * 1024, cuda=True)
     assert use_checkpointing(_cfg(gradient_checkpointing="on"), smol, 1, cuda=False)
     assert not use_checkpointing(_cfg(gradient_checkpointing="off"), smol, 10**6, cuda=False)
+
+
+def test_each_step_is_a_log_line_when_stdout_is_not_a_terminal(tokenizer, dataset, tmp_path, caplog, monkeypatch):
+    """`make finetune > log` printed nothing between "gradient checkpointing on" and the end: each step is a line
+    (step / steps, rate, ETA, loss, tokens/s), and a resumed training counts from where it starts."""
+    import logging
+    import re
+    import sys
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: False)
+    caplog.set_level(logging.INFO, logger="worldsmith.progress")
+    train(_cfg(max_steps=3), dataset, tmp_path / "m", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    steps = [r.getMessage() for r in caplog.records if r.getMessage().startswith("finetune: ")]
+    assert [re.match(r"finetune: (\d)/3 steps", s).group(1) for s in steps] == ["0", "1", "2", "3"], steps
+    assert re.search(r"finetune: 3/3 steps \(100%\) · .* · loss \d+\.\d{4} · \d+ tok/s$", steps[-1]), steps[-1]
+    assert "kept" not in "".join(steps)
+    caplog.clear()
+    train(_cfg(max_steps=5), dataset, tmp_path / "m", model=tiny(tokenizer), tokenizer=tokenizer, log=lambda m: None)
+    steps = [r.getMessage() for r in caplog.records if r.getMessage().startswith("finetune: ")]
+    assert [re.match(r"finetune: (\d)/5", s).group(1) for s in steps] == ["3", "4", "5"], steps

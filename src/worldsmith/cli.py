@@ -32,6 +32,14 @@ RunOpt = Annotated[
 ]
 
 
+@app.callback()
+def _library_log() -> None:
+    """The library's log (progress lines when stdout is not a terminal, warnings) goes to stdout."""
+    from worldsmith.progress import log_to_stdout
+
+    log_to_stdout()
+
+
 def _load(config: Path | None, overrides: list[str] | None):
     try:
         return load_config(config, overrides or [])

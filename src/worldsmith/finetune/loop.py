@@ -26,6 +26,7 @@ from worldsmith.config import FinetuneConfig, resolve_path
 from worldsmith.finetune.data import encode, lm_loss, load_split, make_batches, make_packed_batches, padding_fraction
 from worldsmith.finetune.muon import make_optimizer
 from worldsmith.finetune.qk_clip import QKClip
+from worldsmith.progress import ProgressLines
 from worldsmith.vocab import export_jsonl
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "llm" / "chat_templates" / "smollm2_tools.jinja"
@@ -357,6 +358,25 @@ class Training:
         cfg, result = self.cfg, self.result
         self.t0, self.tokens = time.monotonic(), 0
         first = result.losses[0] if result.losses else None
+        # a log line per step when stdout is not a terminal (make finetune > log, a Prefect worker)
+        lines = ProgressLines(
+            "finetune",
+            cfg.max_steps,
+            every_n=1,
+            unit=" steps",
+            start=self.start,
+            kept=False,
+            status=lambda: (
+                f"loss {result.losses[-1]:.4f} · {self.tokens / max(time.monotonic() - self.t0, 1e-9):.0f} tok/s"
+                if result.losses
+                else "the first step"
+            ),
+        )
+        with lines:
+            self._steps(batches, val_batches, progress, lines, first)
+
+    def _steps(self, batches: list, val_batches: list, progress, lines: ProgressLines, first: float | None) -> None:
+        cfg, result = self.cfg, self.result
         for step in range(self.start, cfg.max_steps):
             total = self.accumulate(batches, step)
             first = total if first is None else first
@@ -375,6 +395,7 @@ class Training:
                 save_checkpoint(
                     self.out, done, self.model, self.opt, self.sched, result.losses, result.val_losses, self.fingerprint
                 )
+            lines.update(done)
             if progress:
                 progress(done, cfg.max_steps, total, self.tokens / max(time.monotonic() - self.t0, 1e-9))
 

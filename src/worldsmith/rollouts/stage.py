@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import zlib
 from collections import Counter
 from typing import Any
@@ -81,6 +82,15 @@ def _congested(traj: Trajectory) -> bool:
     )
 
 
+def slow_server_hint(ctx: RunContext) -> str:
+    """What the slow-server warning says to look at: the embedded server computes on llm.server.threads cores."""
+    threads = ctx.cfg.llm.server.threads or os.cpu_count() or 1
+    return (
+        f"another process may be taking the cores the model server computes on (llm.server.threads: {threads} of "
+        f"{os.cpu_count()} cores); benchmarks/README.md, 'The server under load', measures it"
+    )
+
+
 def plan(ctx: RunContext, tasks: list[Task]) -> list[tuple[Task, int]]:
     done = ctx.store.existing_ids(Trajectory)
     n = ctx.cfg.rollouts.samples_per_task
@@ -128,7 +138,7 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
         async with limit:
             progress.in_flight += 1
             try:
-                traj = await run_episode(ep, client, ctx.prompts, cfg, real, worlds, ctx.cfg.judge)
+                traj = await run_episode(ep, client, ctx.prompts, cfg, real, worlds)
             except TransientServerFailure as exc:  # the server's failure, not the episode's: played again on resume
                 counts["replay_on_resume"] += 1
                 counts["replay:" + exc.kind] += 1
@@ -156,6 +166,7 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
                 total=len(jobs),
                 tokens=lambda: ctx.usage.completion_tokens,
                 extra=lambda: f"limit {int(limit.limit)}",
+                watch_hint=slow_server_hint(ctx),
             ) as progress:
                 await asyncio.gather(*(one(client, progress, t, k) for t, k in jobs))
         finally:
