@@ -254,3 +254,5 @@ def test_prose_replies_auto_is_on_where_llama_cpp_serves_the_agent():
     assert validate_config({"llm": {**outside, "roles": {"agent": {"prose_replies": "on"}}}}).llm.prose_replies("agent")
     policy = {"policy": {"enabled": True, "engine": "vllm", "port": 8123}}
     assert not validate_config({"llm": policy}).llm.prose_replies("agent")
+    del data["coding"]  # the coding slice, at its defaults (it came after runs were made)
+    assert validate_config({"coding": {"enabled": True}}).config_hash() != before  # the coding slice: a new run

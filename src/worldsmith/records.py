@@ -696,3 +696,105 @@ RECORD_TYPES: tuple[type[Record], ...] = (
     SmokeResult,
     ModelEval,
 )
+# ------------------------------------------------------------ coding worlds (issue 52)
+
+
+class RepoWorld(Record):
+    """A repository as a world: a real project at a pinned version (worlds/repos.yaml), fetched and checked
+    against its hash, whose test suite passed in the sandbox (the baseline every bug task is measured from)."""
+
+    stage: ClassVar[str] = "repo_worlds"
+    id_field: ClassVar[str] = "repo_id"
+
+    repo_id: str  # <name>-<version>
+    name: str
+    version: str
+    source: str  # pypi:name==version | path:/abs | git:url@commit
+    sha256: str  # of the sdist, or of the tree's files (path, git)
+    python_path: str = "."
+    held_out: bool = False  # evaluation only
+    baseline_tests: int = 0  # tests that pass on the pristine tree (twice: flaky ones left out)
+    baseline_s: float = 0.0
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class CodingTask(Record):
+    """A BugFixer task proven by execution (coding/bugs.py): the bug made the FAIL_TO_PASS tests fail in the
+    sandbox, and the gold patch on the buggy tree made every FAIL_TO_PASS and PASS_TO_PASS test pass."""
+
+    stage: ClassVar[str] = "coding_tasks"
+    id_field: ClassVar[str] = "task_id"
+    json_fields: ClassVar[frozenset[str]] = frozenset({"failure_output", "seconds"})
+
+    task_id: str
+    family: Literal["bugfix"] = "bugfix"
+    repo: str  # repos.yaml name
+    version: str
+    repo_sha256: str
+    source: str
+    python_path: str = "."
+    held_out: bool = False
+    operator: str  # the mutation operator (never shown to the agent)
+    file: str
+    line: int
+    description: str
+    bug_patch: str  # pristine -> buggy: applied to the pristine tree, it makes the task's world
+    gold_patch: str  # buggy -> pristine: the fix
+    fail_to_pass: list[str]
+    pass_to_pass: list[str]
+    statement: str  # the user's bug report (prompts/bug_report.yaml), written from the failing output
+    statement_source: Literal["grammar", "llm"] = "grammar"
+    failure_output: dict[str, str] = Field(default_factory=dict)  # a few failing tests' pytest text
+    seconds: dict[str, float] = Field(default_factory=dict)  # the mutant's and the gold run's
+
+    @staticmethod
+    def make_id(repo: str, version: str, key: str) -> str:
+        return content_id(repo, version, key, prefix="bug-")
+
+
+class CodingJudgement(Part):
+    """A patch judged by execution in a fresh sandbox (`coding.verify.judge_patch`)."""
+
+    task_id: str
+    applied: bool  # the patch applied to the buggy tree
+    tests_edited: list[str] = Field(default_factory=list)  # test files the patch touched (not allowed)
+    fail_to_pass: dict[str, str] = Field(default_factory=dict)  # test -> outcome after the patch
+    pass_to_pass_broken: dict[str, str] = Field(default_factory=dict)  # the kept tests that no longer pass
+    tests_fixed: float = 0.0  # share of FAIL_TO_PASS that pass
+    tests_kept: float = 0.0  # share of PASS_TO_PASS that still pass
+    resolved: bool = False  # applied, no test edited, every listed test passes (Kimi-Dev's reward 1)
+    problems: list[str] = Field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def reward(self) -> dict[str, float]:
+        """The reward's components as `verdicts.reward` takes them."""
+        return {"tests_fixed": self.tests_fixed, "tests_kept": self.tests_kept, "resolved": float(self.resolved)}
+
+
+class CodingEpisode(Record):
+    """One coding episode: the conversation (an OpenAI-format trajectory whose tool calls ran in the sandbox)
+    and the patch it left, as a unified diff against the buggy tree; `judgement` is the patch judged by
+    execution (`coding.verify.judge_patch`) when it was judged."""
+
+    stage: ClassVar[str] = "coding_episodes"
+    id_field: ClassVar[str] = "trajectory_id"
+    json_fields: ClassVar[frozenset[str]] = frozenset({"trajectory", "judgement"})
+
+    trajectory_id: str
+    task_id: str  # a CodingTask
+    repo: str
+    model: str = ""
+    status: str = "finished"
+    reason: str | None = None
+    tool_calls: int = 0
+    patch: str = ""
+    trajectory: dict[str, Any] = Field(default_factory=dict)  # Trajectory.model_dump(mode="json")
+    judgement: CodingJudgement | None = None
+    resolved: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+    RepoWorld,
+    CodingTask,
+    CodingEpisode,
