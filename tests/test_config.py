@@ -105,6 +105,7 @@ def test_a_later_key_left_null_keeps_the_run_ids_of_runs_made_before_it():
     data["run"] = {k: v for k, v in data["run"].items() if k not in ("executor", "ray_address", "ray_cpus_per_shard")}
     del data["llm"]["policy"]["parallel"]  # as it was before the key existed
     del data["judge"]["reward"]  # the RL reward's weights, at their defaults
+    del data["coding"]  # the coding slice, at its defaults (it came after runs were made)
     del data["llm"]["server"]["max_tokens"]  # a serving default: the pipeline sends its own max_tokens
     data["tools"]["bundles"] = {k: v for k, v in data.pop("bundles").items() if k != "enabled"}  # where it was
     before = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:12]
@@ -115,6 +116,7 @@ def test_a_later_key_left_null_keeps_the_run_ids_of_runs_made_before_it():
         validate_config({"judge": {"reward": {"format": 0.5}}}).config_hash() != before
     )  # a changed reward: a new run
     assert validate_config({"rl": {"iterations": 9}}).config_hash() == before  # rl only reads the run
+    assert validate_config({"coding": {"enabled": True}}).config_hash() != before  # the coding slice: a new run
 
 
 def test_bundles_switch_off_alone():
@@ -254,5 +256,3 @@ def test_prose_replies_auto_is_on_where_llama_cpp_serves_the_agent():
     assert validate_config({"llm": {**outside, "roles": {"agent": {"prose_replies": "on"}}}}).llm.prose_replies("agent")
     policy = {"policy": {"enabled": True, "engine": "vllm", "port": 8123}}
     assert not validate_config({"llm": policy}).llm.prose_replies("agent")
-    del data["coding"]  # the coding slice, at its defaults (it came after runs were made)
-    assert validate_config({"coding": {"enabled": True}}).config_hash() != before  # the coding slice: a new run

@@ -709,6 +709,23 @@ class CrawlConfig(Strict):
     cache_dir: str = "~/.cache/worldsmith/mcp-venvs"
 
 
+class CodingConfig(Strict):
+    """Coding worlds (issue 52; docs/coding.md): real repositories (`repos_file`), BugFixer tasks made by
+    execution in the sandbox, and coding episodes played by the rollouts with real tool calls in it. Off by
+    default: `--set coding.enabled=true` adds the slice to a run."""
+
+    enabled: bool = False
+    repos_file: str = "worlds/repos.yaml"
+    cache_dir: str = "data/coding"  # sdists, pristine trees, sandbox folders (relative to the project root)
+    repos: list[str] = Field(default_factory=list)  # names of repos_file to use (empty: every one)
+    tasks_per_repo: int = Field(3, ge=0)
+    max_tries: int = Field(30, ge=1)  # mutations tried per repository at most
+    parallel: int = Field(2, ge=1)  # sandboxes at once
+    backend: Literal["auto", "bwrap", "unshare"] = "auto"
+    episodes: int = Field(4, ge=0)  # coding tasks the rollouts play (each samples_per_task times)
+    max_tool_calls: int = Field(16, ge=1)  # per coding episode
+
+
 class PipelineConfig(Strict):
     run: RunConfig = RunConfig()
     llm: LLMConfig = LLMConfig()
@@ -726,6 +743,7 @@ class PipelineConfig(Strict):
     finetune: FinetuneConfig = FinetuneConfig()
     eval: EvalConfig = EvalConfig()
     rl: RLConfig = RLConfig()
+    coding: CodingConfig = CodingConfig()
 
     @model_validator(mode="after")
     def _eval_sequences_fit(self) -> PipelineConfig:
@@ -750,6 +768,9 @@ class PipelineConfig(Strict):
         # the RL reward's weights came after runs were made: hashed only when changed, so those runs keep their ids
         if data["judge"].get("reward") == RewardConfig().model_dump(mode="json"):
             del data["judge"]["reward"]
+        # the coding slice came after runs were made: hashed only when changed, so those runs keep their ids
+        if data.get("coding") == CodingConfig().model_dump(mode="json"):
+            del data["coding"]
         for *parents, key in NULL_NEUTRAL_KEYS:
             section = data
             for name in parents:
@@ -954,24 +975,3 @@ def _expected(model: type[BaseModel], loc: list[str]) -> str | None:
     if origin is dict or (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
         return "a mapping"
     return None
-class CodingConfig(Strict):
-    """Coding worlds (issue 52; docs/coding.md): real repositories (`repos_file`), BugFixer tasks made by
-    execution in the sandbox, and coding episodes played by the rollouts with real tool calls in it. Off by
-    default: `--set coding.enabled=true` adds the slice to a run."""
-
-    enabled: bool = False
-    repos_file: str = "worlds/repos.yaml"
-    cache_dir: str = "data/coding"  # sdists, pristine trees, sandbox folders (relative to the project root)
-    repos: list[str] = Field(default_factory=list)  # names of repos_file to use (empty: every one)
-    tasks_per_repo: int = Field(3, ge=0)
-    max_tries: int = Field(30, ge=1)  # mutations tried per repository at most
-    parallel: int = Field(2, ge=1)  # sandboxes at once
-    backend: Literal["auto", "bwrap", "unshare"] = "auto"
-    episodes: int = Field(4, ge=0)  # coding tasks the rollouts play (each samples_per_task times)
-    max_tool_calls: int = Field(16, ge=1)  # per coding episode
-
-
-    coding: CodingConfig = CodingConfig()
-        # the coding slice came after runs were made: hashed only when changed, so those runs keep their ids
-        if data.get("coding") == CodingConfig().model_dump(mode="json"):
-            del data["coding"]

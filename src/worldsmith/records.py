@@ -682,20 +682,6 @@ class ModelEval(Record):
     created_at: datetime = Field(default_factory=utcnow)
 
 
-RECORD_TYPES: tuple[type[Record], ...] = (
-    ToolSpec,
-    Rejection,
-    Domain,
-    World,
-    Bundle,
-    Agent,
-    Task,
-    Trajectory,
-    Verdict,
-    SFTExample,
-    SmokeResult,
-    ModelEval,
-)
 # ------------------------------------------------------------ coding worlds (issue 52)
 
 
@@ -795,6 +781,20 @@ class CodingEpisode(Record):
     created_at: datetime = Field(default_factory=utcnow)
 
 
+RECORD_TYPES: tuple[type[Record], ...] = (
+    ToolSpec,
+    Rejection,
+    Domain,
+    World,
+    Bundle,
+    Agent,
+    Task,
+    Trajectory,
+    Verdict,
+    SFTExample,
+    SmokeResult,
+    ModelEval,
     RepoWorld,
     CodingTask,
     CodingEpisode,
+)
