@@ -104,6 +104,7 @@ def test_a_later_key_left_null_keeps_the_run_ids_of_runs_made_before_it():
     data = {k: v for k, v in cfg.resolved().items() if k not in ("finetune", "eval", "rl")}
     data["run"] = {k: v for k, v in data["run"].items() if k not in ("executor", "ray_address", "ray_cpus_per_shard")}
     del data["llm"]["policy"]["parallel"]  # as it was before the key existed
+    del data["llm"]["server"]["threads_batch"]  # the same: null is the server as it ran before
     del data["judge"]["reward"]  # the RL reward's weights, at their defaults
     del data["coding"]  # the coding slice, at its defaults (it came after runs were made)
     del data["llm"]["server"]["max_tokens"]  # a serving default: the pipeline sends its own max_tokens
@@ -111,6 +112,7 @@ def test_a_later_key_left_null_keeps_the_run_ids_of_runs_made_before_it():
     before = hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:12]
     assert cfg.config_hash() == before
     assert validate_config({"llm": {"policy": {"parallel": 4}}}).config_hash() != before
+    assert validate_config({"llm": {"server": {"threads_batch": 2}}}).config_hash() != before
     assert validate_config({"llm": {"server": {"max_tokens": 0}}}).config_hash() == before
     assert (
         validate_config({"judge": {"reward": {"format": 0.5}}}).config_hash() != before
@@ -256,3 +258,18 @@ def test_prose_replies_auto_is_on_where_llama_cpp_serves_the_agent():
     assert validate_config({"llm": {**outside, "roles": {"agent": {"prose_replies": "on"}}}}).llm.prose_replies("agent")
     policy = {"policy": {"enabled": True, "engine": "vllm", "port": 8123}}
     assert not validate_config({"llm": policy}).llm.prose_replies("agent")
+
+
+def test_the_server_threads_and_llama_cpps_batch_split_reach_the_engine(tmp_path):
+    """llm.server.threads (0: all cores, the default) and threads_batch (null: as threads) are the llama.cpp
+    server's generation and prompt threads: the split (N-1 and N) leaves a core to other work while generating."""
+    from worldsmith.config import ServerConfig
+    from worldsmith.llm.server import ModelServer
+
+    def threads(**kw):
+        cmd = ModelServer(ServerConfig(**kw), tmp_path, tmp_path).command()
+        return cmd[cmd.index("--threads") + 1], cmd[cmd.index("--threads-batch") + 1]
+
+    assert PipelineConfig().llm.server.threads == 0 and PipelineConfig().llm.server.threads_batch is None
+    assert threads() == ("0", "0")  # llama.cpp's own default, as before the key existed
+    assert threads(threads=1, threads_batch=2) == ("1", "2")

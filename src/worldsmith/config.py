@@ -30,7 +30,7 @@ EMBEDDED = "embedded"
 EXECUTION_KEYS = ("executor", "ray_address", "ray_cpus_per_shard")  # run keys that say how, not what
 # Keys added after runs were made, whose null default keeps the old behaviour: left out of the hash
 # while null, so a run made before they existed keeps its id and resumes.
-NULL_NEUTRAL_KEYS = (("llm", "policy", "parallel"),)
+NULL_NEUTRAL_KEYS = (("llm", "policy", "parallel"), ("llm", "server", "threads_batch"))
 # Keys that shape only what outside harnesses get from a served model (the pipeline sends its own
 # max_tokens with every request): left out of the hash, so runs keep their ids.
 SERVING_KEYS = (("llm", "server", "max_tokens"),)
@@ -89,6 +89,9 @@ class ServerConfig(Strict):
     # max_new_tokens. A request's own max_tokens is kept, above it too. 0: no default.
     max_tokens: NonNegInt = 1024
     threads: NonNegInt = 0  # 0: all cores
+    # llama.cpp: the threads that evaluate prompts; null: as `threads`. threads: N-1 with threads_batch: N is
+    # llama.cpp's split (prompts on every core, generation leaving one to other work; benchmarks/server_load.py)
+    threads_batch: NonNegInt | None = None
     startup_timeout_s: PositiveFloat = 300
     vllm_python: str = ".venv-vllm/bin/python"
     # For vLLM's CPU build. Chunked prefill off: vLLM 0.32's CPU engine dies on a seeded request

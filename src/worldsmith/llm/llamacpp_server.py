@@ -24,7 +24,8 @@ def main() -> None:
         default=0,
         help="reply length for a request that sends none (0: until the context ends)",
     )
-    parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=0, help="threads that generate (0: llama.cpp's default)")
+    parser.add_argument("--threads-batch", type=int, default=0, help="threads that evaluate prompts (0: as --threads)")
     parser.add_argument(
         "--kv-unified",
         action="store_true",
@@ -61,6 +62,8 @@ def main() -> None:
     if args.threads:
         params.cpuparams.n_threads = args.threads
         params.cpuparams_batch.n_threads = args.threads
+    if args.threads_batch:  # llama.cpp's split: prompts on every core, generation leaving one to the rest
+        params.cpuparams_batch.n_threads = args.threads_batch
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

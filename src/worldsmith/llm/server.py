@@ -178,6 +178,8 @@ class ModelServer:
                 str(cfg.max_tokens),
                 "--threads",
                 str(cfg.threads),
+                "--threads-batch",
+                str(cfg.threads_batch or 0),
                 "--chat-template",
                 str(CHAT_TEMPLATE),
             ]
