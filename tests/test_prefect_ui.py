@@ -92,7 +92,19 @@ def test_make_ui_deployments_trigger_and_browser(ui, tmp_path):
         "rl-daily",
         *(
             f"{s}-daily"
-            for s in ("smoke", "worlds", "tools", "bundles", "agents", "tasks", "rollouts", "judge", "export", "report")
+            for s in (
+                "smoke",
+                "worlds",
+                "tools",
+                "bundles",
+                "agents",
+                "tasks",
+                "repos",
+                "rollouts",
+                "judge",
+                "export",
+                "report",
+            )
         ),
     }
     synth = deployments["synth-nightly"]

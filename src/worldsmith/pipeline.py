@@ -30,6 +30,7 @@ from worldsmith.llm import Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
 from worldsmith.llm.server import embedded_server, share_cores
 from worldsmith.report.stage import STAGE as REPORT
+from worldsmith.repos.stage import STAGE as REPOS
 from worldsmith.rollouts.stage import STAGE as ROLLOUTS
 from worldsmith.smoke.stage import STAGE as SMOKE
 from worldsmith.stage import Counts, Shard, Stage
@@ -39,7 +40,7 @@ from worldsmith.tools.stage import STAGE as TOOLS
 from worldsmith.worlds.stage import STAGE as WORLDS
 
 # In pipeline order. Adding a stage: its package's STAGE goes here; the CLI and the flows follow.
-STAGES: tuple[Stage, ...] = (SMOKE, WORLDS, TOOLS, BUNDLES, AGENTS, TASKS, ROLLOUTS, JUDGE, EXPORT, REPORT)
+STAGES: tuple[Stage, ...] = (SMOKE, WORLDS, TOOLS, BUNDLES, AGENTS, TASKS, REPOS, ROLLOUTS, JUDGE, EXPORT, REPORT)
 BY_NAME: dict[str, Stage] = {s.name: s for s in STAGES}
 
 # How a stage's parts run: (ctx, stage, shards) -> the counts of each part.

@@ -169,6 +169,10 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
                 watch_hint=slow_server_hint(ctx),
             ) as progress:
                 await asyncio.gather(*(one(client, progress, t, k) for t, k in jobs))
+            if ctx.cfg.coding.enabled and ctx.cfg.coding.episodes:  # coding episodes: tools in the sandbox
+                from worldsmith.rollouts.coding import play_coding
+
+                counts.update(await play_coding(ctx, client, shard))
         finally:
             if real is not None:
                 await real.aclose()
@@ -201,6 +205,6 @@ STAGE = Stage(
     run,
     section="rollouts",
     splits_by=(Task, "task_id"),
-    totals=frozenset({"trajectories", "lowest_concurrency"}),
+    totals=frozenset({"trajectories", "lowest_concurrency", "coding_episodes"}),
     stats=SECTIONS,
 )

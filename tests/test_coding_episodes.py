@@ -1,0 +1,157 @@
+"""Coding worlds through the pipeline (issue 52): the repos stage makes verified tasks into the run store,
+and the rollouts play coding episodes through the one episode loop (EpisodeRun) with every tool call in the
+sandbox, each patch judged by execution. The agent is scripted here (no model): it runs the failing test,
+then applies a patch, then replies."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from test_coding import MINI_TESTS, make_mini_repo
+
+from worldsmith.coding.mutate import unified_diff
+from worldsmith.config import validate_config
+from worldsmith.context import RunContext
+from worldsmith.llm import Prompts, UsageMeter
+from worldsmith.llm.client import LLMResult
+from worldsmith.records import CodingEpisode, CodingTask, RepoWorld
+from worldsmith.repos.stage import STAGE as REPOS
+from worldsmith.rollouts.coding import chosen_tasks, play_coding
+from worldsmith.store import RunStore
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class AgentScript:
+    """Stands in for LLMClient's agent role: a function of the messages gives each step (a list of
+    (tool, arguments) calls, or the reply's text)."""
+
+    def __init__(self, step):
+        self.step = step
+        self.usage = UsageMeter()
+        self.calls = 0
+
+    def metered(self, usage):
+        child = copy.copy(self)
+        child.usage = usage
+        return child
+
+    def role(self, name):
+        from worldsmith.config import RoleConfig
+
+        return RoleConfig()
+
+    def model_for(self, role):
+        return "scripted"
+
+    async def tool_step(self, role, messages, tools, require_tool=False, seed=None, grammar_tools=None, quote=None):
+        assert role == "agent", role
+        reply = self.step(messages)
+        r = LLMResult(ok=True, role=role, model="scripted", endpoint="fake", completion_tokens=10)
+        if isinstance(reply, str):
+            r.content = reply
+        else:
+            r.tool_calls = [
+                {"id": f"call_{i}_{len(messages)}", "type": "function", "function": {"name": n, "arguments": a}}
+                for i, (n, a) in enumerate((n, json.dumps(a)) for n, a in reply)
+            ]
+        self.usage.add(r)
+        return r
+
+
+@pytest.fixture(scope="module")
+def run_ctx(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("codrun")
+    repo = make_mini_repo(tmp / "minilib")
+    (tmp / "repos.yaml").write_text(f"repos:\n  - {{name: minilib, path: {repo.root}}}\n")
+    cfg = validate_config(
+        {
+            "coding": {
+                "enabled": True,
+                "repos_file": str(tmp / "repos.yaml"),
+                "cache_dir": str(tmp / "cache"),
+                "tasks_per_repo": 3,
+                "max_tries": 12,
+                "episodes": 2,
+            },
+            "rollouts": {"samples_per_task": 1},
+        }
+    )
+    store = RunStore(tmp / "data", "cod")
+    return RunContext(cfg=cfg, root=ROOT, run_id="cod", store=store, prompts=Prompts(ROOT / "prompts"))
+
+
+def test_the_repos_stage_makes_verified_tasks_once(run_ctx):
+    counts = REPOS.run(run_ctx)
+    assert counts["repo_worlds"] == 1 and counts["coding_tasks"] >= 3, counts
+    assert counts["mutations_tried"] >= counts["tests_broke"] >= counts["gold_verified"] >= 3
+    world = run_ctx.store.read(RepoWorld)[0]
+    assert world.baseline_tests == 8 and world.source.startswith("path:")
+    tasks = run_ctx.store.read(CodingTask)
+    assert all(t.fail_to_pass and t.statement for t in tasks)
+    again = REPOS.run(run_ctx)  # resumed: nothing made twice
+    assert again["mutations_tried"] == 0 and again["coding_tasks"] == counts["coding_tasks"]
+    assert not REPOS.enabled(validate_config({}))  # off by default
+
+
+def gold_fixer(tasks):
+    """Runs the failing test, applies the task's gold patch, reruns it, then replies."""
+
+    def step(messages):
+        task = next(t for t in tasks if t.statement == messages[1]["content"])
+        tool_msgs = [m for m in messages if m["role"] == "tool"]
+        if not tool_msgs:
+            return [("run_tests", {"tests": task.fail_to_pass[:1]})]
+        if len(tool_msgs) == 1:
+            return [("apply_patch", {"patch": task.gold_patch})]
+        if len(tool_msgs) == 2:
+            return [("run_tests", {"tests": task.fail_to_pass[:1]})]
+        return "Fixed: the condition in the library was wrong; the failing test passes now."
+
+    return step
+
+
+def test_coding_episodes_run_in_the_sandbox_and_are_judged_by_execution(run_ctx):
+    if not run_ctx.store.read(CodingTask):
+        REPOS.run(run_ctx)
+    tasks = run_ctx.store.read(CodingTask)
+    counts = asyncio.run(play_coding(run_ctx, AgentScript(gold_fixer(tasks))))
+    assert counts["coding_played"] == 2 and counts["coding_resolved"] == 2, counts
+    episodes = run_ctx.store.read(CodingEpisode)
+    assert len(episodes) == 2
+    for e in episodes:
+        assert e.status == "finished" and e.tool_calls == 3 and e.resolved
+        assert e.judgement.tests_fixed == 1.0 and e.judgement.tests_kept == 1.0
+        msgs = e.trajectory["messages"]
+        assert [m["role"] for m in msgs] == ["system", "user"] + ["assistant", "tool"] * 3 + ["assistant"]
+        assert "1 failed" in msgs[3]["content"] and "patch applied" in msgs[5]["content"]
+        assert "1 passed" in msgs[7]["content"]
+        assert [c["executor"] for c in e.trajectory["calls"]] == ["real", "real", "real"]
+        assert e.patch.startswith("--- a/minilib/__init__.py")
+    again = asyncio.run(play_coding(run_ctx, AgentScript(gold_fixer(tasks))))  # resumed: nothing played twice
+    assert "coding_played" not in again
+
+
+def test_a_patch_that_edits_the_tests_is_not_a_fix(run_ctx):
+    from worldsmith.rollouts.coding import coding_rollouts_config, play_one
+
+    if not run_ctx.store.read(CodingTask):
+        REPOS.run(run_ctx)
+    task = chosen_tasks(run_ctx.store.read(CodingTask), 1)[0]
+    cheat = unified_diff("tests/test_minilib.py", MINI_TESTS.encode(), b"")
+
+    def step(messages):
+        if not any(m["role"] == "tool" for m in messages):
+            return [("apply_patch", {"patch": cheat}), ("read_file", {"path": "nope.py"})]
+        return "Done."
+
+    cache = run_ctx.path(run_ctx.cfg.coding.cache_dir)
+    pristine = next((cache / "repos").glob("minilib-*/"))
+    cfg = coding_rollouts_config(run_ctx.cfg.rollouts, 4)
+    e = asyncio.run(play_one(task, pristine, cache / "work", AgentScript(step), run_ctx.prompts, cfg, 0, 1))
+    assert e.tool_calls == 2 and [c["ok"] for c in e.trajectory["calls"]] == [True, False]
+    assert e.judgement.tests_edited == ["tests/test_minilib.py"] and not e.resolved
