@@ -17,7 +17,7 @@ from worldsmith.coding.mutate import unified_diff
 from worldsmith.coding.sandbox import TRUNCATED, Box, Limits, python_executable, run
 from worldsmith.coding.testrun import pytest_argv, run_tests
 
-OUTPUT_LIMIT = 10_000  # characters of a tool's output the agent sees
+OUTPUT_LIMIT = 6_000  # characters of a tool's output the agent sees (a small model's 4k-token slot holds a few)
 TOOL_LIMITS = Limits(wall_s=20, cpu_s=20, memory_mb=1024, file_mb=16)
 SKIP = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".tox"}
 

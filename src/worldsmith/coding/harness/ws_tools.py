@@ -13,7 +13,7 @@ import re
 import sys
 
 MAX_LIST = 400
-MAX_READ_LINES = 400
+MAX_READ_LINES = 200
 MAX_MATCHES = 100
 MAX_LINE_CHARS = 300
 SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".tox", "node_modules"}
