@@ -20,6 +20,7 @@ from worldsmith.coding.tools import Workspace
 from worldsmith.coding.verify import judge_patch
 from worldsmith.config import RolloutsConfig
 from worldsmith.context import RunContext
+from worldsmith.progress import LiveProgress
 from worldsmith.records import CodingEpisode, CodingTask, content_id
 from worldsmith.rollouts.episode import Episode, EpisodeRun
 from worldsmith.stage import Shard, holds
@@ -131,16 +132,22 @@ async def play_coding(ctx: RunContext, client, shard: Shard | None = None) -> di
         pristine[name] = (await asyncio.to_thread(fetch, entries[name], cache, repos_file.parent)).root
     limit = asyncio.Semaphore(coding.parallel)
 
-    async def one(task: CodingTask, k: int) -> None:
+    async def one(task: CodingTask, k: int, progress: LiveProgress) -> None:
         async with limit:
-            episode = await play_one(
-                task, pristine[task.repo], cache / "work", client, ctx.prompts, cfg, k, ctx.seed + k, coding.backend
-            )
+            progress.in_flight += 1
+            try:
+                episode = await play_one(
+                    task, pristine[task.repo], cache / "work", client, ctx.prompts, cfg, k, ctx.seed + k, coding.backend
+                )
+            finally:
+                progress.in_flight -= 1
         await asyncio.to_thread(ctx.store.append, [episode])
         counts["coding_played"] += 1
         counts["coding_resolved"] += episode.resolved
         counts["coding_tool_calls"] += episode.tool_calls
         counts[f"coding_{episode.status}"] += 1
+        progress.advance(failed=episode.status == "error")
 
-    await asyncio.gather(*(one(t, k) for t, k in jobs))
+    with LiveProgress("coding episodes", total=len(jobs), tokens=lambda: ctx.usage.completion_tokens) as progress:
+        await asyncio.gather(*(one(t, k, progress) for t, k in jobs))
     return {"coding_episodes": ctx.store.count(CodingEpisode), **dict(sorted(counts.items()))}
