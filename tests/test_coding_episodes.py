@@ -155,3 +155,21 @@ def test_a_patch_that_edits_the_tests_is_not_a_fix(run_ctx):
     e = asyncio.run(play_one(task, pristine, cache / "work", AgentScript(step), run_ctx.prompts, cfg, 0, 1))
     assert e.tool_calls == 2 and [c["ok"] for c in e.trajectory["calls"]] == [True, False]
     assert e.judgement.tests_edited == ["tests/test_minilib.py"] and not e.resolved
+
+
+def test_the_report_shows_the_coding_funnel(run_ctx, tmp_path):
+    """mutations tried -> tests broke -> gold verified (over every invocation of the repos stage) -> episodes ->
+    resolved, in the run's report."""
+    from worldsmith.report.stage import build_report
+
+    if not run_ctx.store.read(CodingTask):
+        REPOS.run(run_ctx)
+    if not run_ctx.store.read(CodingEpisode):
+        asyncio.run(play_coding(run_ctx, AgentScript(gold_fixer(run_ctx.store.read(CodingTask)))))
+    funnel = json.loads((run_ctx.store.root / "coding_funnel.json").read_text())
+    assert funnel["tried"] >= funnel["broke"] >= funnel["verified"] >= 3
+    build_report(run_ctx.store.data_dir, run_ctx.run_id, tmp_path / "report.html", trajectories=False, worlds=False)
+    page = (tmp_path / "report.html").read_text()
+    table = page[page.index('id="coding-funnel-table"') :].split("</table>")[0]
+    cells = [c.split("</td>")[0] for c in table.split("<td class=n>")[1::2]]
+    assert cells == [str(funnel["tried"]), str(funnel["broke"]), str(funnel["verified"]), "2", "2"], cells

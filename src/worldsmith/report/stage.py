@@ -84,6 +84,9 @@ QUERIES = {
         "SELECT status AS label, count(*) AS n FROM trajectories WHERE run_id = $run GROUP BY ALL ORDER BY n DESC"
     ),
     "usage": "SELECT usage FROM runs WHERE run_id = $run",
+    # coding worlds (issue 52): the episodes played and those their patch resolved (judged by execution)
+    "coding_episodes": """
+        SELECT count(*) AS n, count(*) FILTER (WHERE resolved) AS resolved FROM coding_episodes WHERE run_id = $run""",
     # the crawled tools: bound to a world (by action) or why not (tools.extra.unbound)
     "binding": """
         SELECT CASE WHEN binding <> 'null' THEN 'bound: ' || json_extract_string(binding, '$.action')
@@ -167,6 +170,25 @@ def funnel_table(rows: list[dict[str, Any]]) -> str:
     return f'<table id="funnel-table"><tr><th>step</th><th>count</th><th>of previous</th></tr>{body}</table>'
 
 
+def coding_funnel(run_dir: Path, episodes: list[dict[str, Any]]) -> str:
+    """The coding slice's funnel (docs/coding.md): mutations tried -> tests broke -> gold verified (the repos
+    stage's counts over every invocation, `coding_funnel.json`) -> episodes -> resolved; "" when the run has none."""
+    path = run_dir / "coding_funnel.json"
+    made = json.loads(path.read_text()) if path.is_file() else {}
+    played = episodes[0] if episodes else {"n": 0, "resolved": 0}
+    if not made and not played.get("n"):
+        return ""
+    steps = [
+        {"label": "mutations tried", "n": made.get("tried", 0)},
+        {"label": "tests broke", "n": made.get("broke", 0)},
+        {"label": "gold verified", "n": made.get("verified", 0)},
+        {"label": "coding episodes", "n": played.get("n") or 0},
+        {"label": "resolved", "n": played.get("resolved") or 0},
+    ]
+    table = funnel_table(steps).replace('id="funnel-table"', 'id="coding-funnel-table"')
+    return f'<div class="beside">{funnel_plot(steps, "coding funnel")}{table}</div>'
+
+
 def build_report(
     data_dir: str | Path, run_id: str, out: Path, trajectories: bool = True, worlds: bool = True
 ) -> dict[str, Any]:
@@ -188,8 +210,10 @@ def build_report(
     steps = [{"label": r["step"], "n": r["n"]} for r in data["funnel"]]
     # the funnel on a log scale, its numbers beside it
     funnel_fig = f'<div class="beside">{funnel_plot(steps, "yield funnel")}{funnel_table(steps)}</div>'
+    coding = coding_funnel(Path(data_dir) / "runs" / run_id, data["coding_episodes"])
     plots = [
         ("funnel", "Yield funnel", funnel_fig),
+        *([("coding-funnel", "Coding funnel (repository worlds)", coding)] if coding else []),
         (
             "difficulty",
             "Pass rate by task difficulty",

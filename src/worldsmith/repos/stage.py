@@ -7,7 +7,9 @@ are the funnel: mutations tried -> tests broke -> gold verified; the rollouts pl
 
 from __future__ import annotations
 
+import json
 import logging
+from pathlib import Path
 from typing import Any
 
 from worldsmith.coding.bugs import BaselineError, baseline, make_bug_tasks
@@ -18,6 +20,19 @@ from worldsmith.records import CodingTask, RepoWorld
 from worldsmith.stage import Shard, Stage
 
 log = logging.getLogger(__name__)
+FUNNEL_FILE = "coding_funnel.json"  # in the run's folder: the funnel over every invocation (the report reads it)
+
+
+def add_to_funnel(run_dir: Path, funnel: Funnel) -> Funnel:
+    """The run's coding funnel with this invocation's added (a resumed run tries only what was missing)."""
+    path = run_dir / FUNNEL_FILE
+    total = Funnel.model_validate_json(path.read_text()) if path.is_file() else Funnel()
+    total.add(funnel)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(total.model_dump(), indent=1))
+    tmp.replace(path)
+    return total
+
 
 SECTIONS = {
     "repository worlds": """
@@ -89,6 +104,7 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
             ctx.store.append(made)
         funnel.add(f)
         log.info("repos: %s: %d verified tasks (tried %d, broke %d)", repo.repo_id, len(made), f.tried, f.broke)
+    add_to_funnel(ctx.store.root, funnel)
     counts.update(
         {
             "repo_worlds": ctx.store.count(RepoWorld),
