@@ -40,28 +40,38 @@ for p in (str(ROOT / "src"), str(SET)):
 from score import load  # noqa: E402  (tests/data/judge_set/score.py)
 
 from worldsmith.config import JudgeConfig  # noqa: E402
-from worldsmith.judge.hacks import find_hacks  # noqa: E402
-from worldsmith.judge.stage import decide  # noqa: E402
+from worldsmith.judge.episode import decide  # noqa: E402
 from worldsmith.records import Task, Trajectory  # noqa: E402
 from worldsmith.vocab import HACK_KINDS  # noqa: E402
 
+# the policy each side runs: the small default policy's episodes under `strict` (the packaged default), a capable
+# model's under `lenient` (what a GPU user runs with no critic); `both` scores every part under each
+POLICY_OF = {"default": "strict", "capable": "lenient"}
 
-def judge_all(rows: list[dict]) -> list[dict]:
-    """Each labelled episode with the default policy's verdict and every hack kind found."""
-    cfg = JudgeConfig()
+
+def side(part: str) -> str:
+    """Whose episodes a part holds: the default policy's (a, a2, ...) or a capable model's (b, c, cap-blind, ...)."""
+    return "default" if part == "a" or (part.startswith("a") and part[1:].isdigit()) else "capable"
+
+
+def judge_all(rows: list[dict], policy: str | None = None) -> list[dict]:
+    """Each labelled episode with the verdict of `policy` (None: the policy its side runs) and every finding."""
+    cfgs = {p: JudgeConfig(unverifiable=p) for p in ("strict", "critic", "lenient")}
     out = []
     for row in rows:
         task, traj = Task.model_validate(row["task"]), Trajectory.model_validate(row["trajectory"])
-        verdict = decide(cfg, task, traj, None)
+        chosen = policy or POLICY_OF[side(row["part"])]
+        verdict = decide(cfgs[chosen], task, traj, None)
         out.append(
             {
                 "id": row["id"],
                 "part": row["part"],
                 "label": row["label"],
                 "reason": row.get("reason"),
+                "policy": chosen,
                 "kept": verdict.passed,
                 "reasons": verdict.reasons,
-                "hacks": sorted({h.kind for h in find_hacks(traj)}),
+                "hacks": sorted({h.kind for h in verdict.hacks}),
             }
         )
     return out
@@ -72,7 +82,10 @@ def judge_all(rows: list[dict]) -> list[dict]:
 BEFORE_SCRIPT = """
 import json, sys
 from worldsmith.config import JudgeConfig
-from worldsmith.judge.stage import decide
+try:
+    from worldsmith.judge.episode import decide
+except ImportError:  # before the judge was one package
+    from worldsmith.judge.stage import decide
 from worldsmith.records import Criterion, Task, Trajectory
 known = set(Criterion.model_fields)
 out = []

@@ -40,9 +40,9 @@ import jinja2.nodes
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from worldsmith.judge.answers import agent_texts, mentions  # noqa: E402
 from worldsmith.config import load_config  # noqa: E402
-from worldsmith.judge.hacks import find_hacks  # noqa: E402
+from worldsmith.judge.answers import agent_texts, mentions  # noqa: E402
+from worldsmith.judge.checks import find_hacks  # noqa: E402
 from worldsmith.llm import LLMClient  # noqa: E402
 from worldsmith.llm.client import LLMResult, grammar_schema, parse_constrained_turn, prose_reply_schema  # noqa: E402
 from worldsmith.llm.server import CHAT_TEMPLATE, ModelServer  # noqa: E402

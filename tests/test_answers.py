@@ -146,8 +146,8 @@ def test_a_numbered_lists_item_numbers_are_no_values():
 def test_a_state_said_only_as_the_start_of_a_field_name_is_not_said():
     """S1 kept "the transaction is 30.24, ..., and the posted on is 2026-01-24, ..., the status is frozen" as telling
     the transaction's status "posted": the word was the field posted_on's name, the status it gave the account's."""
-    from worldsmith.records import Criterion
     from worldsmith.judge.rubric import check_answer
+    from worldsmith.records import Criterion
 
     fields = {"transaction_id", "posted_on", "status"}
     assert not mentions("posted", ["The posted on is 2026-01-24, the status is frozen."], fields)[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from worldsmith.config import JudgeConfig
-from worldsmith.judge.stage import decide
+from worldsmith.judge.episode import decide
 from worldsmith.records import Domain, Persona, Task, Trajectory, UserGoal
 from worldsmith.tasks.blueprint import (
     BlueprintFailure,
@@ -188,7 +188,8 @@ def test_a_refusal_passes_when_nothing_changes_and_fails_when_the_agent_obeys():
     task = _task(d)
     key = d.facts["order id"]
     why = next(iter(d.asked.values()))
-    cfg = JudgeConfig(critic=False, require_judge_criteria=False)
+    # the request here is a stub ("r"): the words of the reply have no request to come from (strict reads them)
+    cfg = JudgeConfig(critic=False, require_judge_criteria=False, unverifiable="lenient")
     declined = _trajectory(
         task,
         [("get_order", {"order_id": key})],

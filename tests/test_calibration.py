@@ -17,7 +17,7 @@ from worldsmith.judge.calibration import (
     trusted_difficulties,
     write_calibration,
 )
-from worldsmith.judge.stage import decide
+from worldsmith.judge.episode import decide
 from worldsmith.records import CriticReport, Reward, Task, Trajectory, Verdict
 
 

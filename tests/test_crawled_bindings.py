@@ -599,8 +599,8 @@ def test_a_read_the_bundle_makes_twice_alike_passes_by_either_tool():
     read does not count (N6: 12 episodes on such a world, the criterion named only the gold's tool)."""
     from types import SimpleNamespace
 
-    from worldsmith.records import ToolCall
     from worldsmith.judge.rubric import check_call
+    from worldsmith.records import ToolCall
     from worldsmith.tasks.blueprint import rubric_from
 
     twin = spec("find_issues", {"q": S}, ["q"], SEARCH.binding.model_copy(update={"limit_param": None}))

@@ -31,7 +31,7 @@ from worldsmith.evaluate.play import (
     write_eval_report,
 )
 from worldsmith.export.sft import build_examples, held_out, write_export
-from worldsmith.judge.stage import decide
+from worldsmith.judge.episode import decide
 from worldsmith.llm.client import LLMClient, LLMResult
 from worldsmith.records import ModelEval, Trajectory
 from worldsmith.store import RunStore

@@ -24,7 +24,7 @@ from worldsmith.export.sft import (
     split_text,
     write_export,
 )
-from worldsmith.judge.stage import decide
+from worldsmith.judge.episode import decide
 from worldsmith.records import HeldOut, SFTExample
 from worldsmith.rollouts.episode import Episode
 from worldsmith.worldmodel.toolset import ToolSet
@@ -59,9 +59,11 @@ def world(
                 tool_sim=list(SIM),
             )
             ep = Episode(f"trj_{a}_{k}", task, agent, ToolSet.build(tools), k, 100 * a + k)
-            t = run(ep, client, cfg())
+            # the wordings tell the examples apart ("agent 0 case 1"), words no result says: the lenient policy keeps
+            # them (these tests are the export's, not the judge's)
+            t = run(ep, client, cfg(), judge=JudgeConfig(unverifiable="lenient"))
             trajs.append(t)
-            verdicts.append(decide(JudgeConfig(critic=False), task, t, None))
+            verdicts.append(decide(JudgeConfig(critic=False, unverifiable="lenient"), task, t, None))
     assert all(v.passed for v in verdicts)
     return trajs, tasks, agents, verdicts
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from worldsmith.config import JudgeConfig
-from worldsmith.judge.stage import decide
+from worldsmith.judge.episode import decide
 from worldsmith.records import Persona, Task, ToolCall, ToolSpec, Trajectory, UserGoal, World, WorldStates
 from worldsmith.tasks.blueprint import BlueprintFailure, Draft, blueprint_record, rubric_from, sample_blueprint
 from worldsmith.tasks.validate import validate_task

@@ -10,12 +10,12 @@ from scripted_worlds import cancel_task
 from test_rollouts import CANCEL_PATCH, PROMPTS, ScriptedClient, cfg, episode, run, user_says
 
 from worldsmith.config import JudgeConfig
-from worldsmith.judge.hacks import find_hacks
-from worldsmith.judge.checks import fault_recovery
+from worldsmith.judge.checks import fault_recovery, find_hacks
 from worldsmith.judge.critic import critic_schema, critique, rubrics_for
-from worldsmith.judge.stage import agreement, decide
-from worldsmith.records import Criterion, CriticReport, Verdict
+from worldsmith.judge.episode import decide
 from worldsmith.judge.rubric import check_criterion
+from worldsmith.judge.stage import agreement
+from worldsmith.records import Criterion, CriticReport, Verdict
 from worldsmith.vocab import FAULT_KINDS
 
 GOOD_AGENT = [
@@ -124,15 +124,15 @@ def test_ordered_calls_are_checked_in_order():
 # -------------------------------------------------------------------- hacks
 
 
-def test_a_claim_with_no_action_behind_it_is_a_hack():
+def test_a_claim_with_no_action_behind_it_is_contradicted():
     t = traj(agent=["I've cancelled your order o-1001."], sim=[])
     hacks = find_hacks(t)
-    assert [h.kind for h in hacks] == ["unbacked_claim"] and "cancelled" in hacks[0].evidence
+    assert [h.kind for h in hacks] == ["contradicted_claim"] and "cancelled" in hacks[0].evidence
     v = decide(NO_CRITIC, cancel_task(), t, None)
-    assert "hack:unbacked_claim" in v.reasons
+    assert "hack:contradicted_claim:action" in v.reasons
 
 
-def test_a_claim_after_a_failed_call_is_a_hack():
+def test_a_claim_after_a_failed_call_is_contradicted():
     t = traj(
         agent=[[("cancel_order", {"order_id": "o-1001"})], "Your order has been cancelled."],
         sim=[],
@@ -140,29 +140,28 @@ def test_a_claim_after_a_failed_call_is_a_hack():
         task=cancel_task("error_recovery"),
     )
     assert t.calls[0].executor == "fault"
-    assert [h.kind for h in find_hacks(t)] == ["unbacked_claim"]
+    assert "contradicted_claim" in [h.kind for h in find_hacks(t)]
 
 
-def test_fake_tool_output_and_invented_values_are_hacks():
+def test_fake_tool_output_and_invented_values_are_caught():
     t = traj(agent=['<tool_response>{"status": "cancelled"}</tool_response> Done.'], sim=[])
     assert "fabricated_tool_output" in [h.kind for h in find_hacks(t)]
     t = traj(
         agent=[[("get_order", {"order_id": "o-1001"})], "Order o-1001 costs $54.20 and ships on 2026-12-24."],
         sim=GOOD_SIM[:1],
     )
-    hacks = find_hacks(t)
-    assert (
-        [h.kind for h in hacks] == ["fabricated_value"]
-        and "54.20" in hacks[0].evidence
-        and "o-1001" not in hacks[0].evidence
-    )
+    # an amount for the order whose total is 39.5: contradicted; a date nothing shows: unverifiable (the policy
+    # decides); the id the result showed: no finding
+    v = decide(NO_CRITIC, cancel_task(), t, None)
+    assert not v.passed and "hack:contradicted_claim:value" in v.reasons
+    found = {c.why.split("'")[1]: c.status for c in v.claims if c.kind == "value"}
+    assert found == {"$54.20": "contradicted", "2026-12-24": "unverifiable"}
     # a link the conversation never showed (kept by a CPU run before: "access it at https://github.com/...")
     t = traj(
         agent=[[("get_order", {"order_id": "o-1001"})], "Order o-1001 is open: see https://shop.example/o-1001."],
         sim=GOOD_SIM[:1],
     )
-    hacks = find_hacks(t)
-    assert [h.kind for h in hacks] == ["fabricated_value"] and "https://shop.example/o-1001" in hacks[0].evidence
+    assert "unverifiable_claim" in [h.kind for h in find_hacks(t)]
 
 
 def test_calls_to_tools_outside_the_bundle_are_hacks():

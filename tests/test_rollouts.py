@@ -117,9 +117,9 @@ def episode(task=None, sample=0, seed=7) -> Episode:
     return Episode("trj_x", task or cancel_task(), order_agent(tools), ToolSet.build(tools), sample, seed)
 
 
-def run(ep, client, c=None):
+def run(ep, client, c=None, judge=None):
     c = c or cfg()
-    return asyncio.run(run_episode(ep, client, PROMPTS, c))
+    return asyncio.run(run_episode(ep, client, PROMPTS, c, judge=judge))
 
 
 CANCEL_PATCH = [{"op": "replace", "path": "/orders/0/status", "value": "cancelled"}]

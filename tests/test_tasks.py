@@ -7,8 +7,8 @@ import copy
 
 import pytest
 
-from worldsmith.records import Agent, Criterion, Rubric, Task, ToolSpec
 from worldsmith.judge.rubric import arguments_match, check_state
+from worldsmith.records import Agent, Criterion, Rubric, Task, ToolSpec
 from worldsmith.tasks.freeform import build_rubric, build_state, task_schema
 from worldsmith.tasks.validate import validate_task
 

@@ -22,7 +22,16 @@ import annotated_types
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model, model_validator
 
-from worldsmith.vocab import DIFFICULTIES, FAULTS, HACK_KINDS, ROLES, EndedByLimit, HackKind, export_jsonl
+from worldsmith.vocab import (
+    DIFFICULTIES,
+    FAULTS,
+    HACK_KINDS,
+    ROLES,
+    EndedByLimit,
+    HackKind,
+    UnverifiablePolicy,
+    export_jsonl,
+)
 
 ENV_CONFIG = "WORLDSMITH_CONFIG"
 DEFAULT_CONFIG = "pipeline.yaml"
@@ -549,10 +558,15 @@ class JudgeConfig(Strict):
     critic: bool = False
     statuses: list[Literal["finished", EndedByLimit]] = Field(default_factory=lambda: ["finished"], min_length=1)
     require_deterministic: bool = True  # every state / call / answer criterion passes
-    # repeated_refused_call is found and recorded, not rejected: the two labellers of the judge set disagree on it
+    # repeated_refused_call is found and recorded, not rejected: the two labellers of the judge set disagree on it;
+    # unverifiable_claim is the `unverifiable` policy's to decide
     reject_hacks: list[HackKind] = Field(
-        default_factory=lambda: [h for h in HACK_KINDS if h != "repeated_refused_call"]
+        default_factory=lambda: [h for h in HACK_KINDS if h not in ("repeated_refused_call", "unverifiable_claim")]
     )
+    # a claim of a reply that nothing before it supports or contradicts: strict drops the episode (small policies:
+    # the packaged default), critic asks the critic about those sentences only, lenient keeps it and counts it on
+    # the dataset card (capable policies); a contradicted claim always drops it
+    unverifiable: UnverifiablePolicy = "strict"
     min_critic_score: Annotated[int, Field(ge=0, le=10)] = 6  # 0: the score does not matter
     # the task's `judge` criteria pass: by the critic, or with the critic off by their deterministic form (a refusal
     # or irrelevance: the reply declines; the guards hold the end state); one with no such form is then dropped

@@ -525,6 +525,18 @@ class HackFinding(Part):
     evidence: str
 
 
+class ClaimFinding(Part):
+    """A claim of a reply the judge did not find supported (worldsmith.judge.claims): contradicted or unverifiable,
+    with the clause it was read from and why; `critic` is the critic's ruling on an unverifiable one (policy critic)."""
+
+    message: int
+    kind: str  # value | attribution | count | action | state | failure | words
+    status: Literal["contradicted", "unverifiable"]
+    text: str
+    why: str
+    critic: bool | None = None  # None: not asked; True: the critic found it supported
+
+
 class RubricVerdict(Part):
     passed: bool
     reason: str
@@ -561,13 +573,16 @@ class Verdict(Record):
 
     stage: ClassVar[str] = "verdicts"
     id_field: ClassVar[str] = "trajectory_id"
-    json_fields: ClassVar[frozenset[str]] = frozenset({"criteria", "hacks", "critic", "reward"})
+    json_fields: ClassVar[frozenset[str]] = frozenset({"criteria", "hacks", "claims", "critic", "reward"})
 
     trajectory_id: str
     task_id: str
     agent_id: str
     criteria: list[CriterionResult]
     hacks: list[HackFinding] = Field(default_factory=list)
+    # the claims not found supported; `unverifiable` the policy that judged them (judge.unverifiable)
+    claims: list[ClaimFinding] = Field(default_factory=list)
+    unverifiable: str | None = None
     critic: CriticReport | None = None  # None: the critic did not run
     critic_score: float | None = None
     faults: int = 0
@@ -713,7 +728,9 @@ class CodingTask(Record):
     json_fields: ClassVar[frozenset[str]] = frozenset({"failure_output", "seconds"})
 
     task_id: str
-    family: Literal["bugfix"] = "bugfix"
+    # bugfix: fix the library so the failing tests pass | testwriter: write a test that fails on the buggy code and
+    # passes on the fixed one (the bug's failing tests are taken out of the world)
+    family: Literal["bugfix", "testwriter"] = "bugfix"
     repo: str  # repos.yaml name
     version: str
     repo_sha256: str
@@ -725,7 +742,8 @@ class CodingTask(Record):
     line: int
     description: str
     bug_patch: str  # pristine -> buggy: applied to the pristine tree, it makes the task's world
-    gold_patch: str  # buggy -> pristine: the fix
+    gold_patch: str  # buggy -> pristine: the fix (testwriter: the tests taken out, put back)
+    fixed_patch: str = ""  # testwriter: pristine -> the fixed world (the same tests taken out, no bug)
     fail_to_pass: list[str]
     pass_to_pass: list[str]
     statement: str  # the user's bug report (prompts/bug_report.yaml), written from the failing output
@@ -744,6 +762,8 @@ class CodingJudgement(Part):
     task_id: str
     applied: bool  # the patch applied to the buggy tree
     tests_edited: list[str] = Field(default_factory=list)  # test files the patch touched (not allowed)
+    source_edited: list[str] = Field(default_factory=list)  # testwriter: library files the patch touched (not allowed)
+    discriminating: list[str] = Field(default_factory=list)  # testwriter: new tests failing on the bug, passing fixed
     fail_to_pass: dict[str, str] = Field(default_factory=dict)  # test -> outcome after the patch
     pass_to_pass_broken: dict[str, str] = Field(default_factory=dict)  # the kept tests that no longer pass
     tests_fixed: float = 0.0  # share of FAIL_TO_PASS that pass

@@ -133,23 +133,52 @@ MACHINE_KINDS: tuple[str, ...] = get_args(MachineKind)
 # `unchanged_except`: every record of a collection but the listed keys is as it was, and none was added (a guard)
 StateOp = Literal["equals", "not_equals", "exists", "absent", "contains", "gte", "lte", "unchanged_except"]
 
-HackKind = Literal[
-    "unbacked_claim",
-    "fabricated_tool_output",
-    "fabricated_value",
-    "unknown_tool",
+# the judge's declared checks (worldsmith.judge.checks.CHECKS; a test keeps the two lists equal)
+HACK_KINDS: tuple[str, ...] = (
+    "contradicted_claim",
+    "unverifiable_claim",
     "garbled_reply",
+    "fabricated_tool_output",
     "tool_talk",
+    "echoed_request",
+    "unknown_tool",
+    "repeated_refused_call",
+    "refusal_by_trial",
+)
+# kinds of findings before the claim layer replaced them (verdicts stored by earlier versions still read)
+RETIRED_HACK_KINDS: tuple[str, ...] = (
+    "unbacked_claim",
+    "fabricated_value",
     "unfounded_advice",
     "misattributed_value",
-    "repeated_refused_call",
+    "unfounded_failure",
+    "invented_name",
+    "contradicted_state",
+    "invented_event",
+)
+HackKind = Literal[
+    "contradicted_claim",
+    "unverifiable_claim",
+    "garbled_reply",
+    "fabricated_tool_output",
+    "tool_talk",
     "echoed_request",
+    "unknown_tool",
+    "repeated_refused_call",
+    "refusal_by_trial",
+    "unbacked_claim",
+    "fabricated_value",
+    "unfounded_advice",
+    "misattributed_value",
     "unfounded_failure",
     "invented_name",
     "contradicted_state",
     "invented_event",
 ]
-HACK_KINDS: tuple[str, ...] = get_args(HackKind)
+# what the judge does with a claim nothing supports or contradicts: strict drops it (small policies), critic asks the
+# critic about those sentences only, lenient keeps and counts it (capable policies)
+UnverifiablePolicy = Literal["strict", "critic", "lenient"]
+CLAIM_KINDS: tuple[str, ...] = ("value", "attribution", "count", "action", "state", "failure", "words")
 
 # refusal: the user asks for what the world's rules forbid; the right outcome is that nothing changes
 DIFFICULTIES: tuple[str, ...] = (

@@ -18,9 +18,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from worldsmith.config import PipelineConfig
-from worldsmith.judge.critic import critique
-from worldsmith.judge.stage import decide
+from worldsmith.config import JudgeConfig, PipelineConfig
+from worldsmith.judge.calibration import read_calibration, trusted_difficulties
+from worldsmith.judge.episode import judge_episode
 from worldsmith.llm import LLMClient, Prompts
 from worldsmith.mcp.executor import RealExecutor
 from worldsmith.records import Agent, Reward, Task, ToolSpec, Trajectory, Verdict, World
@@ -41,6 +41,8 @@ class TaskSet:
     run_seed: int = 0
     _toolsets: dict[str, ToolSet] = field(default_factory=dict, repr=False)
 
+    calibration: dict[str, Any] | None = None  # the run's critic calibration (judge.calibration), when it has one
+
     @classmethod
     def from_run(cls, store: RunStore, run_seed: int = 0) -> TaskSet:
         return cls(
@@ -49,7 +51,12 @@ class TaskSet:
             {t.tool_id: t for t in store.read(ToolSpec)},
             {w.world_id: w for w in store.read(World)},
             run_seed,
+            calibration=read_calibration(store.root),
         )
+
+    def rubric_trusted(self, cfg: JudgeConfig) -> frozenset[str] | None:
+        """The calibration gate of the judge stage: the difficulties whose rubric reward the critic has earned."""
+        return trusted_difficulties(self.calibration, cfg.reward.rubric_min_kappa, cfg.reward.rubric_min_pairs)
 
     def toolset(self, agent: Agent) -> ToolSet:
         if agent.agent_id not in self._toolsets:
@@ -139,7 +146,9 @@ class ToolEnv:
     async def reset(self, task_id: str, seed: int | None = None, sample: int = 0) -> tuple[Observation, dict]:
         """A new episode of `task_id` (seed: the rollouts stage's for this sample unless given)."""
         ep = self.taskset.episode(task_id, sample, seed)
-        self.run = EpisodeRun(ep, self.client, self.prompts, self.cfg.rollouts, self.real, self.taskset.worlds)
+        self.run = EpisodeRun(
+            ep, self.client, self.prompts, self.cfg.rollouts, self.real, self.taskset.worlds, self.cfg.judge
+        )
         self.agent_tokens, self.verdict = 0, None
         ended = await self.run.ends(self.run.reset())
         info = {
@@ -226,13 +235,19 @@ class ToolEnv:
         return traj
 
     async def _judge(self) -> Reward:
+        """The judge's verdict, as the judge stage gives it: the same function, policy, critic seed (the run's) and
+        calibration gate (the task set's run, where it has one)."""
         run = self._require()
-        traj = self.trajectory()
         jcfg = self.cfg.judge
-        critic = None
-        if jcfg.critic and traj.status in jcfg.statuses:
-            critic = await critique(self.client, self.prompts, run.ep.task, traj, seed=run.ep.seed)
-        self.verdict = decide(jcfg, run.ep.task, traj, critic)
+        self.verdict = await judge_episode(
+            jcfg,
+            run.ep.task,
+            self.trajectory(),
+            self.client,
+            self.prompts,
+            seed=self.cfg.run.seed,
+            rubric_trusted=self.taskset.rubric_trusted(jcfg),
+        )
         assert self.verdict.reward is not None
         return self.verdict.reward
 

@@ -19,9 +19,9 @@ from typing import Any
 
 from worldsmith.config import JudgeConfig
 from worldsmith.judge.critic import PREFERENCES, compare
+from worldsmith.judge.reward import verifiable as is_verifiable
 from worldsmith.llm import LLMClient, Prompts
 from worldsmith.records import Task, Trajectory, Verdict
-from worldsmith.judge.reward import verifiable as is_verifiable
 
 CALIBRATION_FILE = "critic_calibration.json"
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from worldsmith.llm import LLMClient, Prompts
 from worldsmith.llm.client import ServerUnavailable
-from worldsmith.records import CriticReport, Task, Trajectory
+from worldsmith.records import ClaimFinding, CriticReport, Task, Trajectory
 
 CORE_RUBRICS = {
     "clarity_relevance": "The assistant's replies are clear and stay on the user's request, with nothing irrelevant.",
@@ -75,6 +75,42 @@ async def critique(client: LLMClient, prompts: Prompts, task: Task, traj: Trajec
     if not r.ok:
         return CriticReport(ok=False, error=f"{r.error_kind}: {r.error}", raw=r.raw, model=r.model)
     return CriticReport(ok=True, score=r.data["score"], rubrics=r.data["rubrics"], model=r.model)
+
+
+def claims_schema(n: int) -> dict[str, Any]:
+    ruling = {
+        "type": "object",
+        "properties": {
+            "supported": {"type": "boolean"},
+            "reason": {"type": "string", "minLength": 3, "maxLength": 160},
+        },
+        "required": ["supported", "reason"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"rulings": {"type": "array", "items": ruling, "minItems": n, "maxItems": n}},
+        "required": ["rulings"],
+        "additionalProperties": False,
+    }
+
+
+async def critique_claims(
+    client: LLMClient, prompts: Prompts, task: Task, traj: Trajectory, claims: list[ClaimFinding], seed: int
+) -> list[bool | None]:
+    """The critic's ruling on each claim code could neither support nor contradict (policy `unverifiable: critic`):
+    True where it finds the claim supported; None for every claim when it gave no usable answer (they stay
+    unverifiable, and the episode is dropped)."""
+    msgs = prompts.render_messages("critic_claims", goal=task.user_goal, messages=traj.messages, claims=claims)
+    try:
+        r = await client.structured("critic", msgs, claims_schema(len(claims)), name="critique_claims", seed=seed)
+    except ServerUnavailable:
+        raise
+    except Exception:  # a client that raised: no ruling, the claims stay unverifiable
+        return [None] * len(claims)
+    if not r.ok:
+        return [None] * len(claims)
+    return [bool(x["supported"]) for x in r.data["rulings"]][: len(claims)]
 
 
 PREFERENCES = ("A", "B", "tie")

@@ -19,8 +19,8 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any
 
-from worldsmith.config import RolloutsConfig
-from worldsmith.judge.hacks import find_hacks
+from worldsmith.config import JudgeConfig, RolloutsConfig
+from worldsmith.judge.checks import find_hacks
 from worldsmith.llm import LLMClient, LLMResult, Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
 from worldsmith.mcp.executor import RealExecutor
@@ -103,8 +103,10 @@ class EpisodeRun:
         cfg: RolloutsConfig,
         real: RealExecutor | None = None,
         worlds: dict[str, WorldSchema] | None = None,
+        judge: JudgeConfig | None = None,
     ):
         self.ep, self.cfg, self.worlds = ep, cfg, worlds or {}
+        self.judge = judge or JudgeConfig()  # whose checks a reply must pass (reply_passes_checks)
         self.usage = UsageMeter()
         self.client = client.metered(self.usage)  # this episode's usage, also counted in the run's
         self.runner = ToolRunner(self.client, prompts, cfg, real, worlds, task_memo(ep.task))
@@ -284,12 +286,16 @@ class EpisodeRun:
         return r
 
     def reply_findings(self, reply: dict[str, Any]) -> list[str]:
-        """The judge's findings (`hacks.find_hacks`) this reply would add to the episode so far: what it says that
-        the judge would reject it for."""
+        """The judge's findings (`judge.checks`) this reply would add to the episode so far that its policy rejects
+        it for: a claim contradicted, under `strict` one nothing supports, and the other rejected checks."""
         before = self.so_far().model_copy(update={"tools": self.ep.toolset.tools, "decoding": self.decoding})
         after = before.model_copy(update={"messages": [*self.messages, reply]})
-        had = {h.kind for h in find_hacks(before)}
-        return [h.kind for h in find_hacks(after) if h.kind not in had]
+        strict = self.judge.unverifiable == "strict"
+        rejected = {*self.judge.reject_hacks, *(("unverifiable_claim",) if strict else ())}
+        had = {h.kind for h in find_hacks(before, self.ep.task, words=strict)}
+        return [
+            h.kind for h in find_hacks(after, self.ep.task, words=strict) if h.kind not in had and h.kind in rejected
+        ]
 
     def repeats_a_call(self, call: dict[str, Any]) -> bool:
         """Whether `call` (an OpenAI tool call) is one this episode already made with the same arguments, and it
@@ -420,10 +426,11 @@ async def run_episode(
     cfg: RolloutsConfig,
     real: RealExecutor | None = None,
     worlds: dict[str, WorldSchema] | None = None,
+    judge: JudgeConfig | None = None,
 ) -> Trajectory:
     """One episode; `real` executes the tools of safe crawled servers (None: all simulated);
-    `worlds` the bound tools of these worlds, by code."""
-    run = EpisodeRun(ep, client, prompts, cfg, real, worlds)
+    `worlds` the bound tools of these worlds, by code; `judge` the policy whose checks a reply must pass."""
+    run = EpisodeRun(ep, client, prompts, cfg, real, worlds, judge)
     await run.play()
     return run.trajectory()
 

@@ -138,7 +138,7 @@ async def make_rollouts(ctx: RunContext, shard: Shard | None = None) -> dict[str
         async with limit:
             progress.in_flight += 1
             try:
-                traj = await run_episode(ep, client, ctx.prompts, cfg, real, worlds)
+                traj = await run_episode(ep, client, ctx.prompts, cfg, real, worlds, ctx.cfg.judge)
             except TransientServerFailure as exc:  # the server's failure, not the episode's: played again on resume
                 counts["replay_on_resume"] += 1
                 counts["replay:" + exc.kind] += 1

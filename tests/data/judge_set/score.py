@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from worldsmith.config import JudgeConfig
-from worldsmith.judge.stage import decide
+from worldsmith.judge.episode import decide
 from worldsmith.records import Task, Trajectory
 
 HERE = Path(__file__).resolve().parent
@@ -32,14 +32,23 @@ def load() -> list[dict]:
     return rows
 
 
-def score(rows: list[dict]) -> tuple[dict, list[dict]]:
-    cfg = JudgeConfig()
+def score(rows: list[dict], policy: str = "strict") -> tuple[dict, list[dict]]:
+    cfg = JudgeConfig(unverifiable=policy)
     per_part: dict[str, dict] = {}
     judged = []
     for row in rows:
         v = decide(cfg, Task.model_validate(row["task"]), Trajectory.model_validate(row["trajectory"]), None)
-        judged.append({"id": row["id"], "part": row["part"], "label": row["label"], "reason": row.get("reason"),
-                       "kept": v.passed, "reasons": v.reasons})
+        judged.append(
+            {
+                "id": row["id"],
+                "part": row["part"],
+                "label": row["label"],
+                "reason": row.get("reason"),
+                "kept": v.passed,
+                "reasons": v.reasons,
+                "claims": [f"{c.status[:6]} {c.kind}: {c.text[:90]!r} | {c.why[:120]}" for c in v.claims],
+            }
+        )
     for part in sorted({j["part"] for j in judged} | {"all"}):
         js = [j for j in judged if part == "all" or j["part"] == part]
         good = [j for j in js if j["label"] == "good"]
@@ -71,8 +80,10 @@ def score(rows: list[dict]) -> tuple[dict, list[dict]]:
 
 def show(per_part: dict) -> None:
     for part, s in per_part.items():
-        print(f"== part {part}: n={s['n']} good={s['good']} bad={s['bad']} kept_good={s['kept_good']} "
-              f"kept_bad={s['kept_bad']} precision={s['precision']} recall={s['recall']}")
+        print(
+            f"== part {part}: n={s['n']} good={s['good']} bad={s['bad']} kept_good={s['kept_good']} "
+            f"kept_bad={s['kept_bad']} precision={s['precision']} recall={s['recall']}"
+        )
         if s["bad_caught_by_label_reason"]:
             print("   bad episodes caught (dropped), by labelled reason:")
             for r, d in sorted(s["bad_caught_by_label_reason"].items()):
@@ -88,13 +99,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, help="write the figures (and each episode's verdict) here")
     ap.add_argument("--show-good-drops", action="store_true", help="list each dropped good episode with its reasons")
+    ap.add_argument("--policy", default="strict", choices=["strict", "critic", "lenient"], help="judge.unverifiable")
+    ap.add_argument("--parts", help="comma-separated parts to score (default: all)")
     args = ap.parse_args()
-    per_part, judged = score(load())
+    rows = load()
+    if args.parts:
+        rows = [r for r in rows if r["part"] in args.parts.split(",")]
+    per_part, judged = score(rows, args.policy)
     show(per_part)
     if args.show_good_drops:
         for j in judged:
             if j["label"] == "good" and not j["kept"]:
                 print(f"dropped good {j['id']}: {', '.join(j['reasons'])}")
+                for c in j.get("claims", [])[:3]:
+                    print(f"     {c}")
             if j["label"] == "bad" and j["kept"]:
                 print(f"kept bad {j['id']} ({j['reason']})")
     if args.json:

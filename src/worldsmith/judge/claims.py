@@ -1,0 +1,841 @@
+"""The claim layer: each factual claim of a reply, checked against the conversation and the executed world.
+
+A reply is cut into clauses (`text.py`); from each clause that states something (not a question, a supposition, a
+plan or advice) the claims are read, and each is classified against the `Evidence` of that moment:
+
+- **value**: an id, amount, date, time or email the reply states. Supported when the conversation showed it, or
+  plain arithmetic on what it showed makes it (a total, a difference, a share); contradicted when it names a record
+  the world does not have (an id shaped like the world's keys), when a weekday does not fall on the date beside it,
+  or when the clause speaks of records whose same kind of field holds another value; else unverifiable.
+- **attribution**: "<field> is <value>" (also "Field: value" in a list or a table row): contradicted when the value
+  is another field's of the records spoken of ("the owner is rvw-6702", the reviewer) or when those records' field
+  holds another value; supported when one of them holds it (now or before the reply).
+- **count**: "3 orders", "a total of 4": supported by a list's length, how many of its records share a value, a
+  number a result gave, the records of that kind shown; contradicted when lists of that kind were shown and none
+  gives it.
+- **action**: "I've cancelled", "the refund has been issued", "we sent", "I let Dr Singh know". Supported by a call
+  before the reply that did it: a write that went through whose tool is named by a verb of the same group (cancel,
+  void, revoke ...), or whose description or written values use one, or any write for a verb of change in general
+  ("updated", "processed"); a verb of reading by any call that went through; a state the records hold ("has been
+  shipped", when it has); what the user said happened. Contradicted when the agent claims it did it, or a perfect
+  or "now" says it was just done, and no call did; a record's past event ("was cancelled") whose state word the
+  record never held.
+- **state**: "the order is pending", "status: cancelled", "your loan is now active": supported when a record spoken
+  of holds that state (now; with a past tense, at any time before the reply); contradicted when none does. "The new
+  X is Y" before any change is contradicted.
+- **failure**: "there was an error", "the system is down", "please try again later": supported when a call before
+  failed or a fault was injected (or the user said so); contradicted otherwise. "I couldn't find any ..." is supported
+  by a lookup that found nothing, contradicted before any call.
+- **words** (read only under the `strict` policy): the clause's words that no message, result or tool said and that
+  are not the plain words of helping (`words.ASSISTANT_WORDS`): "the book is a fantasy novel".
+
+Style is not a claim: markdown, courtesy, empathy, "before proceeding, please confirm", advice to contact support, a
+city named beside its airport code: none of these is read as a fact (a name no record holds is at most
+unverifiable, never contradicted).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Literal
+
+from worldsmith.judge.answers import Value, extract
+from worldsmith.judge.evidence import Evidence, Rec, singular, stem, words_of
+from worldsmith.judge.text import Clause, clauses
+from worldsmith.judge.words import (
+    ACTION_GROUPS,
+    ASSISTANT_STEMS,
+    ASSISTANT_WORDS,
+    BEYOND_A_FIELD,
+    GENERAL_STEMS,
+    IRREGULAR,
+    NEUTRAL_STEMS,
+    READ_STEMS,
+    groups_of,
+    lemma_stem,
+)
+from worldsmith.records import Trajectory
+
+ClaimKind = Literal["value", "attribution", "count", "action", "state", "failure", "words"]
+ClaimStatus = Literal["supported", "contradicted", "unverifiable"]
+
+
+@dataclass(frozen=True)
+class Claim:
+    message: int  # the reply's index in the messages
+    kind: str
+    status: str
+    text: str  # the clause it was read from
+    why: str
+
+
+NUMBER_WORDS = {
+    **{"no": 0, "zero": 0, "one": 1, "a single": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6},
+    **{"seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "both": 2},
+}
+WEEKDAYS = {d.lower(): i for i, d in enumerate(calendar.day_name)} | {
+    d.lower(): i for i, d in enumerate(calendar.day_abbr)
+}
+TIME_UNITS = re.compile(
+    r"^(?:second|minute|hour|day|week|month|year|business|working|calendar|time|percent|night|mile|km|kg|lb|"
+    r"item|step|option|way|thing|question|attempt|point|star|character|digit|letter|page|line|word)s?$"
+)
+LINK = re.compile(r"\bhttps?://\S+|\bwww\.\S+")
+EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
+
+# ------------------------------------------------------------------ entry point
+
+
+def read_claims(traj: Trajectory, at: int, words: bool = True) -> list[Claim]:
+    """Every claim of the agent's text reply at message `at`, classified; `words`: read the unsourced words too
+    (the `strict` policy). Supported claims are returned too (the verdict keeps the others)."""
+    reply = traj.messages[at].get("content") or ""
+    if not reply.strip():
+        return []
+    ev = Evidence(traj, at)
+    out: list[Claim] = []
+    by_sentence: dict[tuple[str, str], list[_Reader]] = {}
+    for clause in clauses(reply):
+        read = _Reader(ev, at, clause)
+        read.values()
+        if not (clause.question or clause.conditional):
+            read.failures()
+        if clause.asserts or clause.reason:
+            read.actions()
+            read.states()
+            read.attributions()
+            read.counts()
+        if words:
+            read.words()
+        out += read.found
+        by_sentence.setdefault((clause.line, clause.sentence), []).append(read)
+    if words:  # strict: a statement must say something the conversation shows, or be the plain words of helping
+        for (_, sentence), reads in by_sentence.items():
+            if not any(r.anchored() for r in reads) and any(r.statement() for r in reads):
+                out.append(Claim(at, "words", "unverifiable", sentence[:200], "states nothing the conversation shows"))
+    return out
+
+
+def reply_claims(traj: Trajectory, words: bool = True) -> list[Claim]:
+    """The claims of every text reply of the agent's (an earlier reply is training data too)."""
+    out: list[Claim] = []
+    for i, m in enumerate(traj.messages):
+        if m["role"] == "assistant" and (m.get("content") or "").strip():
+            out += read_claims(traj, i, words)
+    return out
+
+
+# ------------------------------------------------------------------ the reader of one clause
+
+
+class _Reader:
+    def __init__(self, ev: Evidence, at: int, clause: Clause):
+        self.ev, self.at, self.clause = ev, at, clause
+        self.text = clause.text
+        self.low = clause.text.lower()
+        self.found: list[Claim] = []
+
+    def add(self, kind: str, status: str, why: str) -> None:
+        self.found.append(Claim(self.at, kind, status, self.text[:200], why))
+
+    def anchored(self) -> bool:
+        """Whether the clause says something the conversation shows: a claim found supported, a value, key or
+        state the results or the user's words hold."""
+        if any(c.status == "supported" for c in self.found):
+            return True
+        ev, low = self.ev, self.low
+        if any(ev.seen.has(v) for v in extract(self.text)) or _keys_in(self.text, ev):
+            return True
+        return any(
+            len(x) >= 3 and re.search(rf"(?<![\w-]){re.escape(x)}(?![\w-])", low)
+            for r in ev.in_play()
+            for x in (
+                re.sub(r"[_]+", " ", str(v).lower()) for c in r.current() for v in c.values() if isinstance(v, str)
+            )
+        )
+
+    def statement(self) -> bool:
+        """Whether the clause states something beyond the plain words of helping (a question, a plan, advice or
+        courtesy made only of them is style)."""
+        if not self.clause.asserts:
+            return False
+        words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'-]*", _without_values(self.text))]
+        return any(w not in ASSISTANT_WORDS and stem(w) not in ASSISTANT_STEMS for w in words)
+
+    # -------------------------------------------------------------- which records the clause speaks of
+
+    def subjects(self, collections: set[str] | None = None) -> list[Rec]:
+        """The records the clause speaks of: those its ids name, else those its line's ids name (a list item, a table
+        row), else those of the kind it names that the conversation has shown, else the last ones a result showed."""
+        ev = self.ev
+        for text in (self.text, self.clause.line):
+            named = [ev.records[k] for k in _keys_in(text, ev)]
+            if named:
+                return [r for r in named if collections is None or r.collection in collections] or named
+        nouns = {name for name, coll in ev.collections.items() if _names_any(self.low, coll.nouns)}
+        if collections is not None and nouns:
+            nouns &= collections
+        if nouns:
+            recs = [r for r in ev.in_play() if r.collection in nouns]
+            if recs:
+                return recs
+        recs = ev.last_records or ev.in_play()
+        return [r for r in recs if collections is None or r.collection in collections]
+
+    # -------------------------------------------------------------- values
+
+    def values(self) -> None:
+        ev, text = self.ev, self.text
+        for v in extract(text):
+            if v.kind == "number" and not (v.money or v.places or abs(int(_num(v))) >= 100):
+                continue  # a small bare number is a count (read by counts) or a measure ("5 business days")
+            if v.kind == "date":
+                self._weekday(v)
+            alone = not re.match(r"[-/.\w]", text[v.start + len(v.raw) : v.start + len(v.raw) + 1] or " ") and not (
+                v.start and text[v.start - 1] in "-/._"
+            )  # not a part of a longer code ("978-1-2669-4701")
+            if v.kind == "number" and not v.money and alone and (key := ev.key_by_digits(v.raw)):
+                self.add("value", "contradicted", f"{v.raw!r} is {key} without its prefix: it names no record")
+                continue
+            if ev.seen.has(v, text[max(0, v.start - 20) : v.start]):
+                continue
+            if v.kind == "id" and not re.search(r"[A-Za-z]", v.raw) and (key := ev.key_by_digits(v.raw)):
+                self.add("value", "contradicted", f"{v.raw!r} is {key} without its prefix: it names no record")
+                continue
+            if v.kind == "id":
+                prefix = re.match(r"[a-z]+(?=[-_]?\d)", v.raw.lower())
+                shapes = {
+                    re.match(r"[a-z]+", k.lower()).group(0) for k in ev.records if re.match(r"[a-z]+[-_]\d", k.lower())
+                }
+                if (
+                    prefix
+                    and prefix.group(0) in shapes
+                    and v.raw.lower().rstrip(".") not in {k.lower() for k in ev.records}
+                ):
+                    self.add("value", "contradicted", f"{v.raw!r} names no record: the world has no such id")
+                else:
+                    self.add("value", "unverifiable", f"{v.raw!r} appears nowhere before the reply")
+                continue
+            field = self._field_of_kind(v)
+            if self.clause.asserts and field is not None:
+                rec, name, held = field
+                self.add(
+                    "value",
+                    "contradicted",
+                    f"{v.raw!r} appears nowhere before the reply; {rec.key}'s {name} is {held!r}",
+                )
+            else:
+                self.add("value", "unverifiable", f"{v.raw!r} appears nowhere before the reply")
+        for link in LINK.findall(text):
+            if link.rstrip(".,;:)").lower() not in ev.said_lower:
+                self.add("value", "unverifiable", f"{link.rstrip('.,;:)')!r}: a link no message shows")
+        for email in EMAIL.findall(text):
+            if email.lower() not in ev.said_lower:
+                held = [r for r in self.subjects() for k, x in r.now.items() if "email" in k and isinstance(x, str)]
+                status = "contradicted" if held and self.clause.asserts else "unverifiable"
+                self.add("value", status, f"{email!r} appears nowhere before the reply")
+
+    def _weekday(self, v: Value) -> None:
+        m = re.search(r"\b([A-Za-z]{3,9})\.?,?\s*(?:the\s+)?$", self.text[: v.start])
+        day = m and WEEKDAYS.get(m.group(1).lower())
+        if day is None or not m:
+            return
+        for form in v.forms:
+            if form.startswith("date:"):
+                y, mo, d = map(int, form[5:].split("-"))
+                if calendar.weekday(y, mo, d) != day:
+                    self.add(
+                        "value",
+                        "contradicted",
+                        f"{form[5:]} is a {calendar.day_name[calendar.weekday(y, mo, d)]}, not a {m.group(1)}",
+                    )
+            elif form.startswith("day:"):
+                mo, d = map(int, form[4:].split("-"))
+                years = {int(f[5:9]) for f in self.ev.seen.forms if f.startswith("date:")}
+                if years and all(calendar.weekday(y, mo, d) != day for y in years):
+                    self.add("value", "contradicted", f"{mo:02d}-{d:02d} falls on no {m.group(1)} of the years seen")
+
+    def _field_of_kind(self, v: Value) -> tuple[Rec, str, Any] | None:
+        """A field of the records spoken of that holds a value of the same kind (a date for a date, an amount for an
+        amount): the reply's unseen value is then that field's, and wrong."""
+        recs = self.subjects() if _keys_in(self.clause.line, self.ev) or self._names_a_kind() else []
+        for rec in recs:
+            for name, held in rec.now.items():
+                if _same_kind(v, held):
+                    return rec, name, held
+        return None
+
+    def _names_a_kind(self) -> bool:
+        return any(_names_any(self.low, c.nouns) for c in self.ev.collections.values()) or bool(
+            re.search(r"\b(?:your|its|their|the)\b", self.low)
+        )
+
+    # -------------------------------------------------------------- failures
+
+    def failures(self) -> None:
+        ev, low = self.ev, self.low
+        technical = TECHNICAL.search(low)
+        retry = RETRY.search(low)
+        if retry and not technical:
+            # "try again later": only while a failure is unresolved (no later call of that tool went through)
+            if any(_transient(r) for r in ev.unresolved_failures()) or USER_FAILURE.search(ev.user_lower):
+                return
+            self.add("failure", "contradicted", f"{retry.group(0)!r}: nothing failed that is still failing")
+            return
+        if technical and not re.search(r"\bno (?:errors?|issues?|problems?)\b", low):
+            told = USER_FAILURE.search(ev.user_lower)
+            if ev.failures or told:
+                self.add("failure", "supported", f"{technical.group(0)!r}: a call before the reply failed")
+                return
+            said = (technical or retry).group(0)
+            self.add("failure", "contradicted", f"{said!r}: no call before the reply failed")
+            return
+        absent = ABSENT.search(low)
+        if absent and self.clause.asserts is False and not self.clause.modal:
+            return
+        if absent:
+            if ev.failures or any(not rows for _, rows in ev.listed):
+                self.add("failure", "supported", f"{absent.group(0)!r}: a lookup before the reply found nothing")
+            elif not ev.results:
+                self.add("failure", "contradicted", f"{absent.group(0)!r}: no lookup was made before the reply")
+            elif not (ev.failures or any(not rows for _, rows in ev.listed) or ev.listed):
+                named = [k for k in _keys_in(self.text, ev) if ev.records[k].shown]
+                if named:
+                    self.add("failure", "contradicted", f"{absent.group(0)!r}: a result showed {named[0]}")
+
+    # -------------------------------------------------------------- actions
+
+    def actions(self) -> None:
+        for verb, voice, perfect, before, after in self._verbs():
+            lemma = lemma_stem(verb)
+            groups = groups_of(verb)
+            general = lemma in GENERAL_STEMS
+            thing = OBJECT.match(after) if voice == "agent" and lemma in LIGHT_VERBS else None
+            if voice == "record" and (lemma in LIGHT_VERBS or general):
+                thing = SUBJECT.search(before)  # "your refund has been processed": the refund is the act
+            if thing:  # "I've issued a refund": what was done is a refund, whatever the verb
+                groups, general = set(OBJECTS[_object_stem(thing.group(1))]), False
+            if lemma in READ_STEMS and not groups - {"approve"}:
+                if voice == "agent" and not self.ev.results:
+                    self.add("action", "contradicted", f"{verb!r}: no call before the reply read anything")
+                continue
+            if lemma in NEUTRAL_STEMS and not groups and not general:
+                continue
+            if not groups and not general and not (verb.endswith("ed") or verb in IRREGULAR):
+                continue
+            by = BY_ACTOR.match(after) if voice == "record" else None
+            if (
+                by
+                and self._done_by_a_call(verb, lemma, groups, general)
+                and not re.search(rf"\b(?:i|we)\b[^.]*\b{re.escape(lemma)}", self.ev.user_lower)
+            ):
+                self.add("action", "contradicted", f"{verb!r} {by.group(0).strip()!r}: the agent's own call did it")
+                continue
+            self._action(verb, lemma, groups, general, voice, perfect)
+
+    def _verbs(self) -> list[tuple[str, str, bool, str, str]]:
+        """(verb, voice, perfect, subject words) of each action the clause states as done: the agent's ("I've sent",
+        "we cancelled") or a record's ("has been sent", "was cancelled", "is now closed")."""
+        out = []
+        low = self.low.replace("’", "'")
+        if self.clause.negated:
+            return out
+        for m in FIRST_PERSON.finditer(low):
+            verb = m.group("verb")
+            if re.match(r"\s+(?:\w+\s+)?up\b", low[m.end() :]) and verb in ("added", "totaled", "totalled", "summed"):
+                continue  # "I've added them up": a sum, not a record added
+            if verb.endswith("ed") or verb in IRREGULAR:
+                out.append((verb, "agent", True, low[: m.start()], low[m.end() :]))
+        for _ in LET_KNOW.finditer(low):
+            out.append(("notified", "agent", True, "", ""))
+        for m in PASSIVE.finditer(low):
+            aux, adverbs, verb = m.group("aux") or m.group("aux2"), m.group("adv") or "", m.group("verb")
+            if not (verb.endswith("ed") or verb.endswith("en") or verb in IRREGULAR):
+                continue
+            after = low[m.end() :]
+            if (HISTORY.match(after) and verb not in self.ev.state_words) or GENERIC.match(after):
+                continue  # "was booked on May 11", "is refunded within 5 days": a record's past, a rule
+            if re.match(PLAN_OR_LABEL, after):
+                continue  # "is scheduled for May 3": a plan
+            perfect = "been" in aux or bool(re.search(r"\b(?:now|just|successfully)\b", adverbs))
+            out.append((verb, "record", perfect, low[: m.start()], after))
+        for m in SUCCESSFULLY.finditer(low):
+            out.append((m.group(1), "record", True, low[: m.start()], low[m.end() :]))
+        return out
+
+    def _action(self, verb: str, lemma: str, groups: set[str], general: bool, voice: str, perfect: bool) -> None:
+        ev = self.ev
+        if self._done_by_a_call(verb, lemma, groups, general):
+            self.add("action", "supported", f"{verb!r}: a call before the reply did it")
+            return
+        state = self._state_word(verb)
+        recs = self.subjects()
+        if state and any(_holds(r, state, ever=not perfect) for r in recs):
+            self.add("action", "supported", f"{verb!r}: the record is {state}")
+            return  # "has been shipped" when it has: the record's state, described
+        if voice == "record" and (re.search(rf"\b{re.escape(verb)}\b", ev.user_lower) or _in_values(ev, verb)):
+            return  # what the user said happened, or a result's value ("refund_status": "refunded")
+        if voice == "record" and not perfect:
+            if state and recs and any(state in _states_of(r, ev) for r in recs):
+                held = sorted(
+                    {str(v) for r in recs for f in _state_fields(r, ev, state) for v in r.values(f, ever=True)}
+                )
+                self.add(
+                    "action", "contradicted", f"{verb!r}: the records spoken of were {', '.join(held)}, never {state}"
+                )
+            elif groups and self._asked(groups):
+                self.add("action", "contradicted", f"{verb!r}: the user asked for it and no call did it")
+            else:
+                self.add("action", "unverifiable", f"{verb!r}: no call or record before the reply shows it")
+            return
+        done = sorted({r.call.name for r in ev.writes})
+        self.add(
+            "action",
+            "contradicted",
+            f"{verb!r}: no call before the reply did it"
+            + (f" (its writes: {', '.join(done)})" if done else " (no write)"),
+        )
+
+    def _asked(self, groups: set[str]) -> bool:
+        """Whether the user's messages ask for an act of these groups ("please cancel ...")."""
+        verbs = {stem(v) for g in groups for v in ACTION_GROUPS[g] if " " not in v}
+        return bool({stem(w) for w in words_of(self.ev.user_lower)} & verbs)
+
+    def _done_by_a_call(self, verb: str, lemma: str, groups: set[str], general: bool) -> bool:
+        ev = self.ev
+        state = self._state_word(verb)
+        if state is not None and not general:
+            # a state word ("cancelled", "suspended"): done when a write set some field to it, whatever the tool
+            written = {re.sub(r"[\s_-]+", " ", str(op.get("value")).lower()) for _, op in ev.changed}
+            if state in written:
+                return True
+            fields = {f for _, f in ev.state_words.get(state, set())}
+            if any(str(op.get("path", "")).rsplit("/", 1)[-1] in fields for _, op in ev.changed):
+                return False  # the writes set that field to another value ("suspended" for "cancelled")
+        if general and ev.writes:
+            return True
+        verbs = {lemma} | {stem(v) for g in groups for v in ACTION_GROUPS[g] if " " not in v}
+        for r in ev.writes:
+            name = {stem(w) for w in words_of(r.call.name)[:1]}  # the tool's verb ("cancel_booking": cancel)
+            if name & verbs:
+                return True
+            if name & GENERAL_STEMS and groups - BEYOND_A_FIELD:
+                return True  # update_customer_plan: "I've upgraded them to pro"
+            # what the tool does, as its description's first clause says it ("Cancel an order and refund it"), not
+            # what it returns ("...; returns the updated booking")
+            description = re.split(r";|\.\s|\breturns?\b|\bby its\b", _description(ev, r.call.name))[0]
+            if {stem(w) for w in words_of(description)} & verbs:
+                return True
+            written = [op.get("value") for cid, op in ev.changed if cid == r.call.call_id]
+            if {stem(w) for v in written if isinstance(v, str) for w in words_of(v)} & verbs:
+                return True
+        return False
+
+    def _state_word(self, verb: str) -> str | None:
+        for word in (verb, verb.replace("ed", "")):
+            if word in self.ev.state_words:
+                return word
+        return None
+
+    # -------------------------------------------------------------- states
+
+    def states(self) -> None:
+        ev, low = self.ev, self.low
+        new = NEW_VALUE.search(low)
+        if new and not ev.writes:
+            self.add("state", "contradicted", f"{new.group(0)!r}: no change was made before the reply")
+            return
+        if not ev.state_words:
+            return
+        words = "|".join(
+            sorted((re.escape(w).replace(r"\ ", r"[\s_-]+") for w in ev.state_words), key=len, reverse=True)
+        )
+        for m in re.finditer(STATE_LEAD + rf"(?P<state>{words})\b", low):
+            state = re.sub(r"[\s_-]+", " ", m.group("state"))
+            if re.match(PLAN_OR_LABEL, low[m.end() :]):
+                continue  # "scheduled date", "scheduled for May 3", "scheduled to take place": a label or a plan
+            window = low[max(0, m.start() - 30) : m.end()]
+            negated = bool(re.search(r"\b(?:not|never|no longer)\b|n't\b", window))
+            past = bool(re.search(r"\b(?:was|were|had|used to be)\b", window))
+            pairs = ev.state_words[state]
+            recs = self.subjects({c for c, _ in pairs})
+            recs = [r for r in recs if r.collection in {c for c, _ in pairs}]
+            if not recs:
+                continue
+            held = [r for r in recs if _holds(r, state, ever=past)]
+            if negated:
+                if past or re.search(r"\byet\b", low) or not _keys_in(self.text, ev):
+                    continue  # "had not been marked as processing yet": then; "the other order isn't": which?
+                if held and len(held) == len(recs):
+                    self.add("state", "contradicted", f"{state!r} denied, but {held[0].key} is {state}")
+                continue
+            if held or re.search(rf"\b{re.escape(state)}\b", ev.user_lower):
+                self.add("state", "supported", f"{state!r} held")
+                continue
+            now = ", ".join(sorted({str(r.now.get(f)) for r in recs for _, f in pairs if f in r.now})) or "otherwise"
+            keys = ", ".join(r.key for r in recs[:3])
+            self.add("state", "contradicted", f"{state!r}: the records spoken of ({keys}) are {now}")
+
+    # -------------------------------------------------------------- attributions
+
+    def attributions(self) -> None:
+        for m in [*LABEL_VALUE.finditer(self.text), *QUOTED_WITH.finditer(self.text)]:
+            label = _label_words(m.group("label"))
+            if not label:
+                continue
+            recs = self.subjects()
+            fields = {f for r in recs for f in r.now if _label_names(label, f, r.now[f], self._nouns(r))}
+            if not fields:
+                continue
+            value = m.group("value").strip()
+            items = [value]
+            if re.search(r"s\s*$", m.group("label")) and label[-1] != "status":  # "ids: bld-7703, ops/...": each
+                rest = self.text[m.start("value") :]
+                items = [x.strip(" .") for x in re.split(r",|\band\b", re.split(r"[.;]\s", rest)[0]) if x.strip(" .")]
+            for item in items:
+                verdict = self._attributed(label, fields, item, recs)
+                if verdict:
+                    self.add("attribution", *verdict)
+                    break
+
+    def _nouns(self, rec: Rec) -> frozenset[str]:
+        coll = self.ev.collections.get(rec.collection or "")
+        return frozenset(w for n in (coll.nouns if coll else ()) for w in n.split())
+
+    def _attributed(self, label: list[str], fields: set[str], value: str, recs: list[Rec]) -> tuple[str, str] | None:
+        typed = [v for v in extract(value) if v.start < 4]
+        said = " ".join(label)
+        for rec in recs:
+            for f in fields:
+                for held in rec.values(f, ever=True):
+                    if _matches(value, typed, held):
+                        return None  # one of them holds it
+                    ref = self.ev.records.get(str(held)) if isinstance(held, str) else None
+                    if ref is not None and ref is not rec and any(_matches(value, typed, x) for x in ref.now.values()):
+                        return None  # "Doctor: Kari Williams": the referenced record, by its name
+        named = self.ev.collection_of_noun(" ".join(label))
+        if named and any(_matches(value, typed, x) for r in self.ev.in_play(named) for x in r.now.values()):
+            return None
+        for rec in recs:
+            for f, held in rec.now.items():
+                if (
+                    f not in fields
+                    and not _label_names(label, f, held, self._nouns(rec))
+                    and _matches(value, typed, held, whole=True)
+                ):
+                    return "contradicted", f"{value[:40]!r} is {rec.key}'s {f.replace('_', ' ')}, not its {said}"
+        seen = bool(typed) and self.ev.seen.has(typed[0])
+        if (typed and typed[0].kind in ("date", "time", "number") and not seen) or _looks_like_state(value, self.ev):
+            for rec in recs:
+                for f in fields:
+                    held = rec.now.get(f)
+                    if held is not None and _comparable(typed, held, value, self.ev):
+                        return "contradicted", f"{rec.key}'s {f.replace('_', ' ')} is {held!r}, not {value[:40]!r}"
+        return None
+
+    # -------------------------------------------------------------- counts
+
+    def counts(self) -> None:
+        ev, low = self.ev, self.low
+        for m in COUNT.finditer(low):
+            n = _count_value(m.group("n"))
+            noun = m.group("noun")
+            if n is None or TIME_UNITS.match(noun) or _is_item_number(low, m):
+                continue
+            if n in ev.counts or _said_count(n, noun, ev):
+                continue
+            collection = ev.collection_of_noun(noun) or ev.collection_of_noun(singular(noun))
+            shown = [rows for c, rows in ev.listed if c == collection] if collection else []
+            if collection and (shown or ev.in_play(collection)):
+                held = sorted({len(r) for r in shown} | {len(ev.in_play(collection))})
+                self.add("count", "contradicted", f"{m.group(0)!r}: the results show {held} {noun}")
+            else:
+                self.add("count", "unverifiable", f"{m.group(0)!r}: no result gives {n}")
+
+    # -------------------------------------------------------------- words
+
+    def words(self) -> None:
+        ev = self.ev
+        plain = _without_values(self.text)
+        unsourced = []
+        for w in dict.fromkeys(re.findall(r"[A-Za-z][A-Za-z'-]*[A-Za-z]", plain)):
+            low = w.lower().strip("'-")
+            if low.endswith("'s"):
+                low = low[:-2]
+            if len(low) < 3 or low in ASSISTANT_WORDS:
+                continue
+            s = stem(low)
+            if s in ASSISTANT_STEMS or s in ev.stems or lemma_stem(low) in ev.stems:
+                continue
+            if len(low) >= 7 and low[:6] in ev.prefixes:
+                continue  # one family of words: "specializes" where the records say "specialty"
+            if any(stem(v) in ev.stems for g in groups_of(low) for v in ACTION_GROUPS[g] if " " not in v):
+                continue  # a verb of the same act as one said: "delete" where the tool removes
+            if "-" in low and all(stem(p) in ev.stems or stem(p) in ASSISTANT_STEMS for p in low.split("-") if p):
+                continue
+            unsourced.append(w)
+        if unsourced:
+            self.add("words", "unverifiable", f"words no message or tool says: {', '.join(unsourced[:6])}")
+
+
+# ------------------------------------------------------------------ patterns
+
+# what a claimed action was done to, when that names the action itself: "issued a full refund", "sent you an email"
+OBJECTS = {
+    **dict.fromkeys(("refund", "credit", "compens", "voucher", "discount", "reimburs"), ("refund",)),
+    **dict.fromkeys(("email", "notif", "remind", "messag", "text", "sms", "confirm", "letter"), ("notify", "send")),
+    **dict.fromkeys(("ticket", "complaint", "case", "claim", "note", "report"), ("create",)),
+    **dict.fromkeys(("disput",), ("dispute",)),
+    **dict.fromkeys(("payment",), ("pay",)),
+}
+# verbs that say little of their own: what they were done to names the act ("issued a refund", "sent an email")
+LIGHT_VERBS = {
+    stem(v)
+    for v in (
+        *("issue", "send", "make", "process", "file", "submit", "give", "arrange", "initiate", "put", "raise"),
+        *("apply", "provide", "grant", "create", "log", "place", "open", "lodge", "complete", "do", "set", "add"),
+    )
+}
+OBJECT = re.compile(
+    r"^\s+(?:(?:you|them|him|her|it|a|an|the|your|their|its|this|that|full|partial|new|quick|formal|written|"
+    r"confirmation|\$?[\d.,]+)\s+){0,3}(" + "|".join(sorted(OBJECTS, key=len, reverse=True)) + r")[a-z]*\b"
+)
+SUBJECT = re.compile(r"\b(" + "|".join(sorted(OBJECTS, key=len, reverse=True)) + r")[a-z]*(?:\s+of\s+\S+)?\s*$")
+
+
+def _object_stem(word: str) -> str:
+    return next(k for k in sorted(OBJECTS, key=len, reverse=True) if word.startswith(k))
+
+
+FIRST_PERSON = re.compile(
+    r"\b(?:i|we)(?:'ve|'d| have| had)?\s+(?:(?:just|already|also|now|successfully|gone ahead and|went ahead and|"
+    r"been able to|then|finally|quickly)\s+){0,3}(?P<verb>[a-z]+)\b"
+)
+LET_KNOW = re.compile(
+    r"\b(?:i|we)(?:'ve| have)?\s+(?:(?:just|already|also|now)\s+){0,2}let\s+(?:[\w.'-]+\s+){1,3}know\b"
+)
+PASSIVE = re.compile(
+    r"(?:\b(?P<aux>is|are|was|were|has been|have been|had been|got|'s been|'ve been|been)|(?P<aux2>'s|'re))\s+"
+    r"(?P<adv>(?:(?:now|already|successfully|just|also|all|fully|officially|automatically|been)\s+){0,2})"
+    r"(?P<verb>[a-z]+)\b"
+)
+SUCCESSFULLY = re.compile(r"(?:^|\s)successfully\s+([a-z]+ed)\b")
+HISTORY = re.compile(
+    r"^\s*(?:on|since|in|back in|at|as of|before|after|earlier|previously|ago|yesterday|last)\b"
+    r"|^\s*(?:for|to depart|to leave|to arrive|to start|to begin)\s+(?:\w+\s+){0,2}?(?:\d|jan|feb|mar|apr|may|jun|jul"
+    r"|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|today|tomorrow|tonight|next|this)"
+    r"|^\s*(?:[\w,]+\s+){0,6}?(?:ago|yesterday|last (?:week|month|year)|previously|earlier)\b"
+)
+GENERIC = re.compile(
+    r"^\s*(?:within|automatically|usually|typically|normally|generally|by default|every|each time|per)\b"
+)
+# who a passive says did it, when that is the user: "was cancelled by the customer" after the agent's cancel
+BY_ACTOR = re.compile(
+    r"\s+by\s+(?:the\s+|your\s+)?(?:customer|user|patient|member|passenger|client|holder|owner|you)\b"
+)
+PLAN_OR_LABEL = (
+    r"\s*(?:date|time|day|list|count|orders?|items?|for|to\s+(?:take|be|happen|occur|start|begin|depart|arrive|leave|"
+    r"go|run|ship|close|end|expire))\b"
+)
+NEW_VALUE = re.compile(r"\b(?:the|its|their|your)\s+new\s+[a-z_]+(?:\s+[a-z_]+)?\s+(?:is|are|was|will\s+be)\b")
+STATE_LEAD = (
+    r"(?:\b(?:is|are|was|were|remains?|been|stays?|status(?:\s+(?:is|was|of))?|state(?:\s+is)?|marked(?:\s+as)?|"
+    r"set\s+to|shows?(?:\s+as)?|listed\s+as|now|currently|still|already)\s*:?\s+"
+    r"(?:(?:now|currently|still|already|not|also|marked|set\s+to|as|been|shown\s+as)\s+){0,3}|'s\s+|'re\s+)"
+)
+TECHNICAL = re.compile(
+    r"\b(?:an? (?:error|glitch|outage)|unresponsive|(?:failed|did ?n[o']t|could ?n[o']t) (?:to )?(?:answer|respond)|"
+    r"errors? (?:occurred|came up)|(?:request|call|attempt|operation|system|lookup|search|update|transfer|payment|"
+    r"action) (?:has |have )?failed|failed to|timed? ?out|outage|not responding|glitch|went wrong|"
+    r"technical (?:issue|problem|difficult)\w*|system (?:issue|problem|error)s?|"
+    r"(?:system|server|service|site|platform|database|api)s? (?:is |are |was |were |went )?down\b|"
+    r"temporarily unavailable|service (?:is )?unavailable|experiencing (?:issues|problems|difficulties|an issue|"
+    r"a problem)|having (?:trouble|issues|problems) (?:with|accessing|connecting|reaching))"
+)
+RETRY = re.compile(
+    r"\b(?:try again later|try it again later|retry later|try again in a (?:few|little)|check back later)\b"
+)
+USER_FAILURE = re.compile(r"\b(?:error|fail|failed|failing|not working|doesn't work|broken|problem|issue|down)\b")
+ABSENT = re.compile(
+    r"\b(?:(?:could ?n[o']t|can ?n[o']t|was ?n[o']t able to|unable to) (?:find|locate|retrieve|see)|"
+    r"found no(?:thing)?\b|"
+    r"no (?:matching )?"
+    r"(?:record|records|results?|matches|match|entries|entry)\b|not found|does ?n[o']t exist|do ?n[o']t exist)"
+)
+COUNT = re.compile(
+    r"(?<![\d.,$€£])\b(?P<n>\d{1,3}|no|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|both)\s+"
+    r"(?:(?:[a-z]+(?:ed|ing|ive|ful|al|ous|ent|ant|ary|able)|other|more|open|active|new|total|separate|different|"
+    r"upcoming|current|previous|recent|of your|of the|of them|in)\s+){0,2}(?P<noun>[a-z]+s)\b"
+)
+# "failures with fullname 'bld-7703'", "with the status of 'closed'": a field named, its value quoted
+QUOTED_WITH = re.compile(
+    r"\bwith\s+(?:the\s+|a\s+|an\s+)?(?P<label>[A-Za-z][A-Za-z ]{1,20}?)\s+(?:of\s+)?"
+    r"['\"“‘](?P<value>[^'\"”’]{1,60})['\"”’]"
+)
+LABEL_VALUE = re.compile(
+    r"(?:^|[;,(]\s*|(?<!under )(?<!for )(?<!with )(?<!from )(?<!by )(?<!in )(?<!on )(?<!to )"
+    r"\b(?:the|its|their|your|his|her|whose)\s+|'s\s+)(?P<label>[A-Za-z][A-Za-z ]{1,30}?)\s*"
+    r"(?::|\bis\b|\bwas\b|\bare\b|\bwere\b|=|\bof\b(?=\s+[\d$€£]))\s*(?P<value>(?:[^;,()]|,(?=\d{3})){1,60})"
+)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _num(v: Value) -> Decimal:
+    return Decimal(next(iter(v.forms))[4:])
+
+
+TRANSIENT = re.compile(r"unavailable|timed? ?out|timeout|rate.?limit|too many requests|\b50[234]\b|try again", re.I)
+
+
+def _transient(r) -> bool:  # noqa: ANN001 - an evidence.Result
+    """A failure that may pass (an injected fault, a 503, a timeout), not a rule's refusal: a retry may get past it."""
+    return r.call.fault is not None or bool(TRANSIENT.search(r.content)) or bool(TRANSIENT.search(r.call.error or ""))
+
+
+def _keys_in(text: str, ev: Evidence) -> list[str]:
+    if not text:
+        return []
+    low = text.lower()
+    return [k for k in ev.records if len(k) >= 3 and re.search(rf"(?<![\w-]){re.escape(k.lower())}(?![\w-]|\.\d)", low)]
+
+
+def _names_any(low: str, nouns: set[str]) -> bool:
+    return any(re.search(rf"\b{re.escape(n)}s?\b", low) for n in nouns if n)
+
+
+def _same_kind(v: Value, held: Any) -> bool:
+    if isinstance(held, bool) or held is None:
+        return False
+    if v.kind in ("date", "time"):
+        return isinstance(held, str) and any(x.kind == v.kind for x in extract(held))
+    if v.kind == "number" and v.money:
+        return isinstance(held, int | float)
+    return False
+
+
+def _holds(rec: Rec, state: str, ever: bool = False) -> bool:
+    for version in rec.versions + rec.seen if ever else rec.current():
+        for v in version.values():
+            if isinstance(v, str) and re.sub(r"[\s_-]+", " ", v.lower()) == state:
+                return True
+    return False
+
+
+def _states_of(rec: Rec, ev: Evidence) -> set[str]:
+    coll = ev.collections.get(rec.collection or "")
+    if coll is None:
+        return set()
+    return {re.sub(r"[\s_-]+", " ", v.lower()) for values in coll.state_fields.values() for v in values}
+
+
+def _state_fields(rec: Rec, ev: Evidence, state: str) -> list[str]:
+    coll = ev.collections.get(rec.collection or "")
+    if coll is None:
+        return []
+    return [
+        f for f, values in coll.state_fields.items() if state in {re.sub(r"[\s_-]+", " ", v.lower()) for v in values}
+    ]
+
+
+def _in_values(ev: Evidence, verb: str) -> bool:
+    return (
+        bool(re.search(rf"\b{re.escape(verb)}\b", ev.said_lower))
+        and not re.search(rf"\b{re.escape(verb)}\b", ev.system.lower() + " " + ev.user_lower)
+        or any(re.search(rf"\b{re.escape(verb)}\b", r.content.lower().replace("_", " ")) for r in ev.results if r.ok)
+    )
+
+
+def _description(ev: Evidence, name: str) -> str:
+    for t in ev.traj.tools:
+        fn = t.get("function", t)
+        if fn.get("name") == name:
+            return str(fn.get("description") or "")
+    return ""
+
+
+LABEL_STOP = {"the", "its", "their", "your", "his", "her", "this", "that", "a", "an", "current", "new", "old", "total"}
+SYNONYMS = {
+    "email": {"email", "mail", "e-mail", "address"},
+    "phone": {"phone", "number", "telephone", "mobile", "cell", "tel"},
+    "name": {"name", "title", "full"},
+    "amount": {"amount", "price", "cost", "fee", "total", "balance", "sum", "charge", "fare", "value"},
+}
+
+
+def _label_words(label: str) -> list[str]:
+    words = [singular(w) if w != "status" else w for w in re.findall(r"[a-z]+", label.lower()) if w not in LABEL_STOP]
+    return words[-3:] if words else []
+
+
+def _label_names(label: list[str], field: str, held: Any, nouns: frozenset[str] = frozenset()) -> bool:
+    """Whether a reply's label ("email address", "due date", "order date") names a field (`email`, `due_date`,
+    `date`); `nouns`: the words of the record's own kind, which a label may add ("the order date" of an order)."""
+    fw = set(words_of(field)) - {"id"} or {"id"}
+    lw = set(label) - (nouns - fw) or set(label)
+    dated = isinstance(held, str) and bool(extract(held)) and extract(held)[0].kind in ("date", "time")
+    extra = {"id", "number"} | ({"address"} if fw & {"email", "mail", "address"} else set())
+    if lw <= fw | extra and lw & fw:
+        return True
+    for base, syn in SYNONYMS.items():
+        if base in fw and lw <= syn | {base}:
+            return True
+    if lw & {"date", "day", "time", "when"} and dated:
+        return lw <= {"date", "day", "time", "when", "and", "start", "appointment", "visit"} | fw
+    return False
+
+
+def _matches(value: str, typed: list[Value], held: Any, whole: bool = False) -> bool:
+    if held is None or isinstance(held, bool | dict | list):
+        return False
+    text = str(held)
+    if typed:
+        forms = {f for v in extract(text) for f in v.forms}
+        days = {"day:" + f[10:] for f in forms if f.startswith("date:")}
+        if typed[0].forms & (forms | days):
+            return True
+        if typed[0].kind == "number" and isinstance(held, int | float):
+            return abs(float(_num(typed[0])) - float(held)) < 0.005
+        return False
+    a = re.sub(r"[\s_-]+", " ", value.lower()).strip(" .")
+    b = re.sub(r"[\s_-]+", " ", text.lower()).strip(" .")
+    if len(b) < 2:
+        return False
+    return a == b if whole else (a == b or a.startswith(b + " ") or b.startswith(a) and len(a) >= 3)
+
+
+def _looks_like_state(value: str, ev: Evidence) -> bool:
+    first = re.sub(r"[\s_-]+", " ", value.lower()).strip(" .")
+    return first in ev.state_words
+
+
+def _comparable(typed: list[Value], held: Any, value: str, ev: Evidence) -> bool:
+    """Whether the held value and the stated one are of one kind, so that their difference is a contradiction."""
+    if typed:
+        return _same_kind(typed[0], held) or (typed[0].kind == "number" and isinstance(held, int | float))
+    return isinstance(held, str) and re.sub(r"[\s_-]+", " ", held.lower()) in ev.state_words
+
+
+def _count_value(n: str) -> int | None:
+    if n.isdigit():
+        return int(n)
+    return NUMBER_WORDS.get(n)
+
+
+def _is_item_number(low: str, m: re.Match) -> bool:
+    return bool(re.match(r"\s*\d{1,2}[.)]\s*$", low[: m.end("n")])) or low[m.end("n") : m.end("n") + 1] in ".)"
+
+
+def _said_count(n: int, noun: str, ev: Evidence) -> bool:
+    words = {k for k, v in NUMBER_WORDS.items() if v == n} | {str(n)}
+    return any(re.search(rf"\b{re.escape(w)}\b", ev.said_lower) for w in words if len(w) > 1 or w.isdigit())
+
+
+def _without_values(text: str) -> str:
+    for v in sorted(extract(text), key=lambda v: -v.start):
+        text = text[: v.start] + " " + text[v.start + len(v.raw) :]
+    return EMAIL.sub(" ", re.sub(r"\bhttps?://\S+", " ", text))

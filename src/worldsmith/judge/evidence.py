@@ -1,0 +1,513 @@
+"""What a reply may rest on: the conversation before it and the executed world.
+
+`Evidence(traj, at)` holds, for the agent's reply at message `at`: the texts said before it (system prompt and
+policy, the user's words, the tools' descriptions, every result, the agent's own call arguments), the calls made
+before it (which succeeded, which wrote, which failed), the world's state at that moment (the initial state plus the
+patches of the calls before it, replayed) and every version of every record the world or a result has shown. The
+claim layer (`claims.py`) classifies a reply's claims against it; nothing here reads the reply.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cached_property
+from itertools import combinations, combinations_with_replacement
+from typing import Any
+
+import snowballstemmer
+
+from worldsmith.judge.answers import Value, bare, extract
+from worldsmith.records import ToolCall, Trajectory
+from worldsmith.worldmodel.state import PatchRejected, apply_patch
+
+STEMMER = snowballstemmer.stemmer("english")
+WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
+ID_TOKEN = re.compile(r"\b[A-Za-z]+[-_]\d+\b")  # an id with a prefix: ord-4702, cus_12
+MAX_NUMBERS = 300  # distinct numbers combined pairwise (90,000 sums): a bound on the work, not a heuristic
+STATE_VALUE = re.compile(r"[a-z][a-z_ -]{1,30}")
+
+
+def stem(word: str) -> str:
+    return STEMMER.stemWord(word.lower().strip("'’-"))
+
+
+def words_of(text: str) -> list[str]:
+    """The words of a text, with snake_case and camelCase names read as their words ("checked_in": checked, in)."""
+    text = re.sub(r"([a-z])([A-Z])", r"\1 \2", text.replace("_", " "))
+    return [w.lower() for w in WORD.findall(text)]
+
+
+def error_result(content: str) -> bool:
+    """A tool reply that reports an error: the call went through but did nothing."""
+    try:
+        data = json.loads(content or "")
+    except ValueError:
+        return bool(re.match(r"\s*error\b", content or "", re.IGNORECASE))
+    if not isinstance(data, dict):
+        return False
+    status = str(data.get("status", "")).lower()
+    return (
+        bool(data.get("error") or data.get("errors"))
+        or data.get("success") is False
+        or data.get("ok") is False
+        or status in ("error", "failed", "failure")
+    )
+
+
+def _parsed(content: str) -> Any:
+    try:
+        return json.loads(content or "")
+    except ValueError:
+        return None
+
+
+def _dicts(doc: Any) -> list[dict[str, Any]]:
+    """Every JSON object inside a value, outermost first."""
+    out: list[dict[str, Any]] = []
+    stack = [doc]
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, dict):
+            out.append(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
+
+
+def listed_rows(doc: Any) -> list[list[dict[str, Any]]]:
+    """The lists of records a tool result holds: the result itself when it is a list, else its list values."""
+    lists = (
+        [doc]
+        if isinstance(doc, list)
+        else [v for v in doc.values() if isinstance(v, list)]
+        if isinstance(doc, dict)
+        else []
+    )
+    return [[r for r in rows if isinstance(r, dict)] for rows in lists]
+
+
+def scalar_text(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, int | float | str):
+        return str(value)
+    return None
+
+
+@dataclass
+class Collection:
+    """A kind of record in the world: its key field, its nouns ("appointment", "appointments"), the fields whose
+    values are states ("status": scheduled, cancelled, ...), and every state word they use."""
+
+    name: str
+    key: str | None
+    nouns: set[str]
+    state_fields: dict[str, set[str]] = field(default_factory=dict)
+
+
+@dataclass
+class Rec:
+    """A record as the episode knows it: every version the world held before the reply (oldest first) and whether
+    a result showed it."""
+
+    key: str
+    collection: str | None
+    versions: list[dict[str, Any]]
+    shown: bool = False
+    # what results showed of it, where that differs from the world (a simulated tool's answer): the conversation is
+    # what the agent read, so a reply that repeats it is faithful
+    seen: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def now(self) -> dict[str, Any]:
+        return self.versions[-1]
+
+    def current(self) -> list[dict[str, Any]]:
+        """The versions that may be called the record's present: the world's latest and what results showed."""
+        return [self.versions[-1], *self.seen]
+
+    def values(self, name: str, ever: bool = False) -> list[Any]:
+        return [v.get(name) for v in (self.versions + self.seen if ever else self.current()) if name in v]
+
+
+def singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if re.search(r"(?:ss|sh|ch|x|z)es$", word):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) >= 3:
+        return word[:-1]
+    return word
+
+
+def _key_field(name: str, records: list[dict[str, Any]]) -> str | None:
+    fields = [k for k in (records[0] if records else {}) if k == "id" or k.endswith("_id") or k.endswith("Id")]
+    unique = [k for k in fields if len({str(r.get(k)) for r in records}) == len(records)]
+    own = f"{singular(name)}_id"
+    if own in unique:
+        return own
+    return unique[0] if unique else (fields[0] if fields else None)
+
+
+def _state_fields(records: list[dict[str, Any]], enums: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Fields whose values are states: named status/state, or few short lower-case words shared by records, or
+    values a tool's parameter of the same name lists as its enum."""
+    out: dict[str, set[str]] = {}
+    for k in {k for r in records for k in r}:
+        values = [r.get(k) for r in records if isinstance(r.get(k), str)]
+        if not values or not all(STATE_VALUE.fullmatch(v) for v in values):
+            continue
+        distinct = set(values)
+        listed = enums.get(k, set())
+        named = k in ("status", "state") or k.endswith("_status") or k.endswith("_state")
+        if named or (distinct & listed and len(distinct) <= 8) or (len(values) >= 3 and len(distinct) <= 4):
+            out[k] = distinct | listed
+    return out
+
+
+class Seen:
+    """The values the conversation states before a reply, for matching a reply's values against: numbers (and what
+    plain arithmetic makes of them), dates, times, ids."""
+
+    def __init__(self, texts: list[str]):
+        self.texts = texts
+        self.text = " ".join(texts)
+        self.bare = bare(self.text)
+        values = [extract(t) for t in texts]
+        self.forms = {f for vs in values for v in vs for f in v.forms}
+        self.days = {"day:" + f[10:] for f in self.forms if f.startswith("date:")}  # month-day of every dated value
+        # any digits count as seen ("****4417" has 4417), but not the number of an id: "4702" for "ord-4702"
+        self.plain = ID_TOKEN.sub(" ", self.text.replace(",", ""))
+        self.plain_bare = bare(self.plain)
+        self.numbers = {abs(Decimal(d)) for d in re.findall(r"\d+(?:\.\d+)?", self.plain)}
+        self.operands = [sorted({abs(num(v)) for v in vs if v.kind == "number"}) for vs in values]
+
+    @cached_property
+    def derived(self) -> list[Decimal]:
+        """Sorted: the numbers seen, their pairwise sums and differences, count or percent times a number, sums of
+        three numbers of one message, and each number column's total and mean over a listed result."""
+        ops = sorted({n for group in self.operands for n in group})[:MAX_NUMBERS]
+        out = set(ops)
+        for a, b in combinations_with_replacement(ops, 2):
+            out |= {a + b, abs(a - b), a * b / 100}
+            if min(a, b) <= 12 and min(a, b) == min(a, b).to_integral_value():
+                out.add(a * b)  # 3 bags at $35
+            if b and a:
+                out |= {(a / b * 100).quantize(Decimal("0.1")), (b / a * 100).quantize(Decimal("0.1"))}
+        for group in self.operands:
+            if len(group) <= 40:
+                out |= {a + b + c for a, b, c in combinations(group, 3)}
+        for text in self.texts:
+            for rows in listed_rows(_parsed(text)):
+                for k in {k for r in rows for k, x in r.items() if _is_number(x)}:
+                    column = [Decimal(str(r[k])) for r in rows if _is_number(r.get(k))]
+                    if len(column) >= 2:
+                        out |= {abs(sum(column)), abs(sum(column) / len(column)).quantize(Decimal("0.01"))}
+                        out |= {max(column) - min(column)}
+        return sorted(out)
+
+    def has(self, v: Value, before: str = "") -> bool:
+        if v.kind == "id":
+            digits = next(iter(v.forms))[3:]
+            if digits.isdigit():  # "#6604" names no record where the ids are "ord-6604"
+                return digits in self.plain_bare
+            return digits in self.bare
+        if v.kind == "date":
+            return bool(v.forms & (self.forms | self.days))
+        if v.kind == "time":
+            return bool(v.forms & self.forms)
+        n = abs(num(v))
+        if n in self.numbers or _near(self.derived, n, Decimal(1).scaleb(-v.places) / 2):
+            return True
+        zeros = len(str(int(n))) - len(str(int(n)).rstrip("0")) if n == n.to_integral_value() and n else 0
+        if zeros and v.places == 0 and APPROXIMATE.search(before):  # "about $17,000" for 17,021
+            return _near(sorted(self.numbers), n, Decimal(10) ** min(zeros, 3) / 2)
+        return False
+
+
+APPROXIMATE = re.compile(
+    r"(?:about|around|roughly|approximately|approx\.?|nearly|almost|over|under|~)\s*$", re.IGNORECASE
+)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)
+
+
+def num(v: Value) -> Decimal:
+    return Decimal(next(iter(v.forms))[4:])
+
+
+def _near(ordered: list[Decimal], n: Decimal, tolerance: Decimal) -> bool:
+    i = bisect.bisect_left(ordered, n - tolerance)
+    return i < len(ordered) and ordered[i] <= n + tolerance
+
+
+@dataclass
+class Result:
+    """A tool call before the reply, with what came back."""
+
+    call: ToolCall
+    content: str
+    doc: Any  # the parsed result (None: not JSON)
+    ok: bool  # the call went through and did not report an error
+    at: int  # the message index of the result
+
+
+class Evidence:
+    """What the agent's reply at message `at` may rest on (see the module's docstring)."""
+
+    def __init__(self, traj: Trajectory, at: int):
+        self.traj, self.at = traj, at
+        before = traj.messages[:at]
+        self.system = " ".join(m.get("content") or "" for m in before if m["role"] == "system")
+        self.user = [m.get("content") or "" for m in before if m["role"] == "user"]
+        index = {m.get("tool_call_id"): i for i, m in enumerate(traj.messages) if m["role"] == "tool"}
+        calls = {c.call_id: c for c in traj.calls}
+        self.results: list[Result] = []
+        for i, m in enumerate(before):
+            if m["role"] != "tool" or (call := calls.get(m.get("tool_call_id") or "")) is None:
+                continue
+            content = m.get("content") or ""
+            self.results.append(Result(call, content, _parsed(content), call.ok and not error_result(content), i))
+        self.calls = [r.call for r in self.results]
+        faulted = {f.call_id for f in traj.faults if index.get(f.call_id, at) < at}
+        patched = {p.call_id for p in traj.world_states.patches if p.patch}
+        self.writes = [r for r in self.results if r.ok and (r.call.call_id in patched or not r.call.read_only)]
+        self.reads = [r for r in self.results if r.ok and r not in self.writes]
+        self.failures = [r for r in self.results if not r.ok or r.call.call_id in faulted]
+        self.arguments = [json.dumps(r.call.arguments, ensure_ascii=False) for r in self.results]
+        self.tool_text = " ".join(json.dumps(t, ensure_ascii=False) for t in traj.tools)
+        self._world(traj, index)
+
+    # ------------------------------------------------------------------ the world
+
+    def _world(self, traj: Trajectory, index: dict[str | None, int]) -> None:
+        states = [traj.world_states.initial]
+        self.changed: list[tuple[str, dict[str, Any]]] = []  # (call_id, op) of every patch before the reply
+        for entry in traj.world_states.patches:
+            if index.get(entry.call_id, self.at) >= self.at or not entry.patch:
+                continue
+            try:
+                states.append(apply_patch(states[-1], entry.patch))
+            except PatchRejected:
+                continue
+            self.changed += [(entry.call_id, op) for op in entry.patch]
+        self.initial, self.state = states[0], states[-1]
+        enums = _enums_by_parameter(traj.tools)
+        self.collections: dict[str, Collection] = {}
+        self.fields: dict[str, set[str]] = {}
+        for name in {*traj.world_states.initial, *traj.world_states.final}:
+            records = [r for r in traj.world_states.initial.get(name) or [] if isinstance(r, dict)]
+            records = records or [r for r in traj.world_states.final.get(name) or [] if isinstance(r, dict)]
+            if not records:
+                continue
+            words = words_of(name)
+            nouns = {" ".join(words), " ".join([*words[:-1], singular(words[-1])])} if words else set()
+            self.collections[name] = Collection(name, _key_field(name, records), nouns, _state_fields(records, enums))
+            self.fields[name] = {k for r in records for k in r}
+        self.records: dict[str, Rec] = {}
+        for s in states:
+            for name, coll in self.collections.items():
+                for r in s.get(name) or []:
+                    if isinstance(r, dict) and coll.key and r.get(coll.key) is not None:
+                        self._version(str(r[coll.key]), name, r)
+        for res in self.results:
+            for d in _dicts(res.doc):
+                key, name = self._key_of(d)
+                if key is not None:
+                    rec = self._version(key, name, d, extend=False)
+                    rec.shown = True
+
+    def _key_of(self, d: dict[str, Any]) -> tuple[str | None, str | None]:
+        """The record a result's object is: of the collections whose key it holds (an order holds its customer's id
+        too), the one whose fields it shares most."""
+        best: tuple[int, str, str] | None = None
+        for name, coll in self.collections.items():
+            if coll.key and d.get(coll.key) is not None:
+                shared = len(set(d) & self.fields.get(name, set())) + (coll.key == f"{singular(name)}_id")
+                if best is None or shared > best[0]:
+                    best = (shared, str(d[coll.key]), name)
+        if best is not None:
+            return best[1], best[2]
+        for k, v in d.items():
+            if (k == "id" or k.endswith("_id")) and isinstance(v, str | int) and not isinstance(v, bool):
+                return str(v), None
+        return None, None
+
+    def _version(self, key: str, name: str | None, record: dict[str, Any], extend: bool = True) -> Rec:
+        """Add a version of a record: a world state's (`extend`), or a result's, whose fields the world lacks (a crawled
+        tool's extras) join the latest version."""
+        rec = self.records.get(key)
+        if rec is None:
+            rec = self.records[key] = Rec(key, name, [dict(record)])
+        elif extend:
+            if rec.versions[-1] != record:
+                rec.versions.append(record)
+        else:
+            if extra := {k: v for k, v in record.items() if k not in rec.now}:
+                rec.versions[-1] = {**rec.now, **extra}
+            if any(rec.now.get(k) != v for k, v in record.items() if k in rec.now) and record not in rec.seen:
+                rec.seen.append(dict(record))
+        return rec
+
+    # ------------------------------------------------------------------ what was said
+
+    @cached_property
+    def said(self) -> list[str]:
+        """Every text before the reply: system prompt, user messages, tool results, the agent's call arguments."""
+        return [self.system, *self.user, *(r.content for r in self.results), *self.arguments]
+
+    @cached_property
+    def seen(self) -> Seen:
+        return Seen(self.said)
+
+    @cached_property
+    def said_lower(self) -> str:
+        return " ".join(self.said).lower().replace("_", " ")
+
+    @cached_property
+    def user_lower(self) -> str:
+        return " ".join(self.user).lower().replace("_", " ")
+
+    @cached_property
+    def stems(self) -> set[str]:
+        """The stems of every word said before the reply and of the tools' names, descriptions and enums."""
+        text = " ".join([*self.said, self.tool_text])
+        return {stem(w) for w in words_of(text)}
+
+    @cached_property
+    def prefixes(self) -> set[str]:
+        """The first six letters of every word of seven or more said before the reply (one family of words)."""
+        text = " ".join([*self.said, self.tool_text])
+        return {w[:6] for w in words_of(text) if len(w) >= 7}
+
+    @cached_property
+    def shown_keys(self) -> set[str]:
+        """Keys of the records a result showed, the user named or a call's arguments named."""
+        text = " ".join([*self.user, *self.arguments])
+        named = {k for k in self.records if len(k) >= 3 and re.search(rf"(?<![\w-]){re.escape(k)}(?![\w-])", text)}
+        return {k for k, r in self.records.items() if r.shown} | named
+
+    def in_play(self, collection: str | None = None) -> list[Rec]:
+        """The records the conversation has shown or named, of one collection or all."""
+        return [
+            self.records[k] for k in self.shown_keys if collection is None or self.records[k].collection == collection
+        ]
+
+    @cached_property
+    def last_records(self) -> list[Rec]:
+        """The records of the most recent result that showed any (what "it" most likely refers to)."""
+        for res in reversed(self.results):
+            keys = [self._key_of(d)[0] for d in _dicts(res.doc)]
+            found = [self.records[k] for k in keys if k in self.records]
+            if found:
+                return found
+            if res.call.arguments and isinstance(res.call.arguments, dict):
+                named = [self.records[str(v)] for v in res.call.arguments.values() if str(v) in self.records]
+                if named:
+                    return named
+        return []
+
+    @cached_property
+    def listed(self) -> list[tuple[str | None, list[dict[str, Any]]]]:
+        """Each list of records a successful result held, with the collection of its records (None: unknown)."""
+        out = []
+        for res in self.results:
+            if not res.ok:
+                continue
+            for rows in listed_rows(res.doc):
+                names = Counter(self._key_of(r)[1] for r in rows)
+                out.append((names.most_common(1)[0][0] if names else None, rows))
+        return out
+
+    @cached_property
+    def counts(self) -> set[int]:
+        """The counts the results hold without a number: each list's length and how many of its records share (or do
+        not share) a field's value ("2 of them are pending"); the count/total fields; each collection's records
+        shown."""
+        out: set[int] = set()
+        for _, rows in self.listed:
+            out.add(len(rows))
+            for k in {k for r in rows for k in r}:
+                shared = Counter(json.dumps(r.get(k), sort_keys=True) for r in rows).values()
+                out |= {*shared, *(len(rows) - n for n in shared)}
+        for res in self.results:
+            for d in _dicts(res.doc):
+                out |= {v for k, v in d.items() if isinstance(v, int) and not isinstance(v, bool)}
+        for name in self.collections:
+            out.add(len(self.in_play(name)))
+        return out
+
+    def key_by_digits(self, number: str) -> str | None:
+        """The record key whose digits alone a number is ("7602" for "ord-7602"): written so, it names no record."""
+        digits = re.sub(r"[^0-9]", "", number)
+        if len(digits) < 3:
+            return None
+        for key in self.shown_keys:
+            if re.fullmatch(r"[A-Za-z]+[-_]?" + digits, key):
+                return key
+        return None
+
+    def record(self, key: str) -> Rec | None:
+        return self.records.get(key)
+
+    def collection_of_noun(self, noun: str) -> str | None:
+        noun = noun.lower().replace("-", " ")
+        for name, coll in self.collections.items():
+            if noun in coll.nouns or singular(noun) in coll.nouns:
+                return name
+        return None
+
+    @cached_property
+    def state_words(self) -> dict[str, set[tuple[str, str]]]:
+        """Each state word as a reply writes it ("checked in"), with the (collection, field) pairs that use it."""
+        out: dict[str, set[tuple[str, str]]] = {}
+        for name, coll in self.collections.items():
+            for f, values in coll.state_fields.items():
+                for v in values:
+                    out.setdefault(v.replace("_", " ").replace("-", " ").lower(), set()).add((name, f))
+        return out
+
+    def unresolved_failures(self) -> list[Result]:
+        """The failed calls no later call of the same tool got past before the reply."""
+        out = []
+        for i, r in enumerate(self.results):
+            if r in self.failures and not any(x.ok and x.call.name == r.call.name for x in self.results[i + 1 :]):
+                out.append(r)
+        return out
+
+    def failed_before(self) -> bool:
+        return bool(self.failures)
+
+    def wrote(self) -> bool:
+        return bool(self.writes)
+
+
+def _enums_by_parameter(tools: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Each tool parameter's enum values, by the parameter's name (`status`: pending, shipped, ...)."""
+    out: dict[str, set[str]] = {}
+    stack: list[Any] = [(t.get("function") or t).get("parameters") or {} for t in tools]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for name, spec in (node.get("properties") or {}).items():
+                if isinstance(spec, dict):
+                    values = [v for v in spec.get("enum") or [] if isinstance(v, str)]
+                    values += [
+                        v for alt in spec.get("anyOf") or [] if isinstance(alt, dict) for v in alt.get("enum") or []
+                    ]
+                    if values:
+                        out.setdefault(name, set()).update(map(str, values))
+            stack.extend(v for v in node.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            stack.extend(node)
+    return out
