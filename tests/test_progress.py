@@ -163,3 +163,56 @@ def test_the_flows_hand_the_library_log_to_prefects_and_to_stdout():
     line = logging.LogRecord("worldsmith.progress", logging.INFO, __file__, 1, "rollouts: 1/2", None, None)
     assert consoles and all(not h.filter(line) for h in consoles)
     assert synth.os.environ[progress.LINES_ENV] == "1"  # lines on a terminal too: the run's log in Prefect
+
+
+def test_worldsmith_synth_piped_to_a_file_logs_its_progress_lines(tmp_path):
+    """`worldsmith synth > log`: the stage's lines reach stdout, with the time (against a local server that answers
+    every call with an empty reply: the smoke stage records each as failed, and its lines say so)."""
+    import json
+    import subprocess
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from pathlib import Path
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = json.dumps(
+                {
+                    "id": "x",
+                    "object": "chat.completion",
+                    "created": 0,
+                    "model": "m",
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ""}}],
+                    "usage": {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6},
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    root = Path(__file__).resolve().parent.parent
+    sets = [
+        f"llm.endpoints.local.urls=[http://127.0.0.1:{server.server_address[1]}/v1]",
+        f"run.data_dir={tmp_path}",
+        "smoke.requests=2",
+        "llm.retry.max_attempts=1",
+    ]
+    command = [sys.executable, "-m", "worldsmith.cli", "synth", "--stage", "smoke", "-c", str(root / "pipeline.yaml")]
+    try:
+        done = subprocess.run(
+            command + [a for s in sets for a in ("--set", s)], capture_output=True, text=True, timeout=120, cwd=root
+        )
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = re.findall(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d smoke: .*$", done.stdout, re.M)
+    assert re.match(r".* smoke: 0/4 \(0%\) · .* · kept 0$", lines[0]), done.stdout
+    assert re.match(r".* smoke: 4/4 \(100%\) · .* · kept 0$", lines[-1]), done.stdout
