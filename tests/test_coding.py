@@ -365,3 +365,48 @@ def test_the_tools_as_an_mcp_server(mini_tasks, mini, tmp_path):
     assert not read.is_error and "def clamp" in read.content[0].text
     assert bad.is_error and "outside the repository" in bad.content[0].text
     assert "1 failed" in tests.content[0].text
+
+
+# ----------------------------------------------------------------------------- TestWriter
+
+
+def test_take_out_removes_test_functions_and_keeps_classes_valid():
+    from worldsmith.coding.testwriter import split_nodeid, take_out
+
+    src = (
+        b"import pytest\n\n\n@pytest.mark.parametrize('x', [1, 2])\ndef test_a(x):\n    assert x\n\n\n"
+        b"def test_b():\n    pass\n\n\nclass TestC:\n    def test_c(self):\n        assert 1\n"
+    )
+    out = take_out(src, {("test_a",), ("TestC", "test_c")}).decode()
+    assert "test_a" not in out and "parametrize" not in out and "def test_b" in out
+    assert "class TestC:\n    pass\n" in out
+    assert take_out(src, {("test_missing",)}) is None
+    assert split_nodeid("t/test_x.py::TestC::test_c[1-2]") == ("t/test_x.py", ("TestC", "test_c"))
+
+
+def test_testwriter_tasks_are_made_and_judged_by_execution(mini_tasks, mini, tmp_path):
+    from worldsmith.coding.testwriter import make_testwriter_task
+    from worldsmith.coding.verify import judge
+
+    tasks, _, work = mini_tasks
+    bug = next(t for t in tasks if len(t.fail_to_pass) == 1)
+    outcome, tw = make_testwriter_task(bug, mini, work, GRAMMAR)
+    assert outcome == "verified" and tw.family == "testwriter"
+    name = bug.fail_to_pass[0].split("::")[-1]
+    assert name not in tw.statement and "minilib/__init__.py" not in tw.statement
+    assert f"def {name}" not in tw.bug_patch.split("+++ b/tests/test_minilib.py")[1].replace(f"-def {name}", "")
+    gold = judge(tw, tw.gold_patch, mini.root, tmp_path)
+    assert gold.resolved and gold.discriminating == bug.fail_to_pass, gold
+    assert not judge(tw, "", mini.root, tmp_path).resolved
+    # a test that passes on the bug too proves nothing; one that fails on the fixed code is wrong
+    test_file = "tests/test_minilib.py"
+    for body, ok in (("assert True", False), ("assert False", False)):
+        patch = (
+            f"--- a/{test_file}\n+++ b/{test_file}\n@@ -1,1 +1,5 @@\n import minilib\n+\n+\n"
+            f"+def test_written_by_the_agent():\n+    {body}\n"
+        )
+        j = judge(tw, patch, mini.root, tmp_path)
+        assert j.applied and j.resolved is ok and not j.discriminating, j
+    # editing the library is not writing a test
+    lib = judge(tw, bug.gold_patch, mini.root, tmp_path)
+    assert not lib.resolved and lib.source_edited == ["minilib/__init__.py"]

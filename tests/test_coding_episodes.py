@@ -121,17 +121,23 @@ def test_coding_episodes_run_in_the_sandbox_and_are_judged_by_execution(run_ctx)
     tasks = run_ctx.store.read(CodingTask)
     counts = asyncio.run(play_coding(run_ctx, AgentScript(gold_fixer(tasks))))
     assert counts["coding_played"] == 2 and counts["coding_resolved"] == 2, counts
-    episodes = run_ctx.store.read(CodingEpisode)
-    assert len(episodes) == 2
-    for e in episodes:
+    episodes = {t.family: e for e in run_ctx.store.read(CodingEpisode) for t in tasks if t.task_id == e.task_id}
+    assert set(episodes) == {"bugfix", "testwriter"}  # one of each family, taken in turn
+    for e in episodes.values():
         assert e.status == "finished" and e.tool_calls == 3 and e.resolved
         assert e.judgement.tests_fixed == 1.0 and e.judgement.tests_kept == 1.0
         msgs = e.trajectory["messages"]
         assert [m["role"] for m in msgs] == ["system", "user"] + ["assistant", "tool"] * 3 + ["assistant"]
-        assert "1 failed" in msgs[3]["content"] and "patch applied" in msgs[5]["content"]
-        assert "1 passed" in msgs[7]["content"]
+        assert "patch applied" in msgs[5]["content"]
         assert [c["executor"] for c in e.trajectory["calls"]] == ["real", "real", "real"]
-        assert e.patch.startswith("--- a/minilib/__init__.py")
+    bugfix, testwriter = episodes["bugfix"], episodes["testwriter"]
+    # the fix: the failing test fails, then passes; the test writer: its test is not there, then fails on the bug
+    assert "1 failed" in bugfix.trajectory["messages"][3]["content"]
+    assert "1 passed" in bugfix.trajectory["messages"][7]["content"]
+    assert "no tests ran" in testwriter.trajectory["messages"][3]["content"]
+    assert "1 failed" in testwriter.trajectory["messages"][7]["content"]
+    assert bugfix.patch.startswith("--- a/minilib/__init__.py")
+    assert testwriter.patch.startswith("--- a/tests/test_minilib.py") and testwriter.judgement.discriminating
     again = asyncio.run(play_coding(run_ctx, AgentScript(gold_fixer(tasks))))  # resumed: nothing played twice
     assert "coding_played" not in again
 

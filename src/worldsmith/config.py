@@ -736,6 +736,7 @@ class CodingConfig(Strict):
     cache_dir: str = "data/coding"  # sdists, pristine trees, sandbox folders (relative to the project root)
     repos: list[str] = Field(default_factory=list)  # names of repos_file to use (empty: every one)
     tasks_per_repo: int = Field(3, ge=0)
+    testwriter_per_repo: int = Field(1, ge=0)  # TestWriter tasks made from the verified bug tasks, per repository
     max_tries: int = Field(30, ge=1)  # mutations tried per repository at most
     parallel: int = Field(2, ge=1)  # sandboxes at once
     backend: Literal["auto", "bwrap", "unshare"] = "auto"

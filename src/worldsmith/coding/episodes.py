@@ -41,12 +41,12 @@ def coding_toolspecs() -> list[ToolSpec]:
     return out
 
 
-def coding_agent(package: str, version: str, prompts: Prompts, tools: list[ToolSpec]) -> Agent:
-    """One agent per repository: the coding system prompt over the coding bundle."""
-    system = prompts.render_messages("coding_agent", package=package, version=version)[0]["content"]
+def coding_agent(package: str, version: str, prompts: Prompts, tools: list[ToolSpec], family: str = "bugfix") -> Agent:
+    """One agent per repository and family (bugfix, testwriter): the coding system prompt over the coding bundle."""
+    system = prompts.render_messages("coding_agent", package=package, version=version, family=family)[0]["content"]
     return Agent(
         agent_id=content_id(package, version, system, [t.tool_id for t in tools], prefix="agent_coding_"),
-        bundle_id=f"coding-{package}",
+        bundle_id=f"coding-{package}-{family}",
         system_prompt=system,
         tool_ids=[t.tool_id for t in tools],
         domain="coding",
@@ -61,9 +61,9 @@ def episode_task(task: CodingTask, agent: Agent) -> Task:
     return Task(
         task_id=task.task_id,
         agent_id=agent.agent_id,
-        difficulty="bugfix",
+        difficulty=task.family,
         world_id=f"repo:{task.repo}-{task.version}",
-        blueprint=Blueprint(family="bugfix", request_source="grammar"),
+        blueprint=Blueprint(family=task.family, request_source="grammar"),
         user_persona=Persona(communication="formal", expertise="expert"),
         user_goal=UserGoal(request=task.statement),
         initial_state={"repo": f"{task.repo}-{task.version}", "coding_task": task.task_id},

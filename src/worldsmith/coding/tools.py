@@ -123,7 +123,7 @@ def call_tool(
         if not all(isinstance(t, str) and t.strip() and not t.startswith("-") for t in tests):
             return False, "error: tests must be pytest node ids or paths"
         tr = run_tests(box, python_path, tests, Limits(wall_s=120, cpu_s=120), backend=backend)
-        shown = tr.result.stdout.strip() or tr.result.stderr.strip()
+        shown = "\n".join(x for x in (tr.result.stdout.strip(), tr.result.stderr.strip()) if x)
         if tr.result.timed_out:
             shown += "\n[the test run was stopped at its time limit]"
         return tr.exitstatus in (0, 1, 5), truncate(f"$ pytest {' '.join(tests)}".rstrip() + "\n" + shown)

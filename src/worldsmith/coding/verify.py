@@ -1,7 +1,10 @@
-"""Judged by execution (issue 52, Kimi-Dev's BugFixer reward): in a fresh sandbox, the buggy tree
-gets the episode's patch; the patch must apply and edit no test file; then the suite runs and every
-FAIL_TO_PASS and PASS_TO_PASS test must pass. The judge stage calls `judge_patch` and puts
-`CodingJudgement.reward` (tests fixed, tests kept, resolved) on the verdict."""
+"""Judged by execution (issue 52, Kimi-Dev's BugFixer and TestWriter rewards). BugFixer (`judge_patch`): in a
+fresh sandbox, the buggy tree gets the episode's patch; the patch must apply and edit no test file; then the
+suite runs and every FAIL_TO_PASS and PASS_TO_PASS test must pass. TestWriter (`judge_test_patch`): the patch
+may touch only test files; in two fresh sandboxes it goes onto the buggy world and onto the fixed one, and at
+least one test it adds must fail on the first and pass on the second, every other test passing on the fixed
+one. `judge` picks by the task's family. The judge stage calls it and puts `CodingJudgement.reward`
+(tests fixed, tests kept, resolved) on the verdict."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from worldsmith.coding.harness.ws_tools import ToolError, apply_patch_text, pars
 from worldsmith.coding.models import BugTask, CodingJudgement
 from worldsmith.coding.mutate import is_test_file
 from worldsmith.coding.sandbox import Box, Limits
-from worldsmith.coding.testrun import run_tests
+from worldsmith.coding.testrun import FAILING, PASSING, run_tests
 
 JUDGE_LIMITS = Limits(wall_s=300, cpu_s=300, memory_mb=2048)
 
@@ -70,5 +73,75 @@ def judge_patch(
     if j.tests_edited:
         j.problems.append("the patch edits test files: " + ", ".join(j.tests_edited))
     j.resolved = j.applied and not j.tests_edited and tr.complete and j.tests_fixed == 1.0 and j.tests_kept == 1.0
+    j.seconds = round(time.monotonic() - t0, 2)
+    return j
+
+
+def judge(task: BugTask, patch: str, pristine: Path, work: Path, backend: str = "auto") -> CodingJudgement:
+    """The episode's patch judged by its task's family."""
+    if task.family == "testwriter":
+        return judge_test_patch(task, patch, pristine, work, backend)
+    return judge_patch(task, patch, pristine, work, backend)
+
+
+def judge_test_patch(
+    task: BugTask,
+    patch: str,
+    pristine: Path,
+    work: Path,
+    backend: str = "auto",
+    limits: Limits | None = None,
+) -> CodingJudgement:
+    """A TestWriter patch: `tests_fixed` 1.0 when at least one test it adds fails on the buggy world and passes
+    on the fixed one (`discriminating`), `tests_kept` the share of the world's tests still passing on the fixed
+    one; resolved when both hold, it touched only test files, and every test it adds passes on the fixed world."""
+    t0 = time.monotonic()
+    j = CodingJudgement(task_id=task.task_id, applied=False)
+    if not patch.strip():
+        j.problems.append("empty patch: no test was written")
+        j.seconds = round(time.monotonic() - t0, 2)
+        return j
+    try:
+        files = touched_files(patch)
+    except ToolError as exc:
+        j.problems.append(f"the patch does not parse: {exc}")
+        return j
+    j.source_edited = [f for f in files if not is_test_file(f)]
+    runs = {}
+    for side, world in (("buggy", task.bug_patch), ("fixed", task.fixed_patch)):
+        with Box.fresh(pristine, work, prefix=f"judge-{side}-{task.task_id[:10]}-") as box:
+            apply_patch_text(world, str(box.repo))
+            try:
+                apply_patch_text(patch, str(box.repo))
+            except (ToolError, OSError, UnicodeDecodeError) as exc:
+                j.problems.append(f"the patch does not apply: {exc}")
+                j.seconds = round(time.monotonic() - t0, 2)
+                return j
+            runs[side] = run_tests(box, task.python_path, None, limits or JUDGE_LIMITS, backend)
+    j.applied = True
+    buggy, fixed = runs["buggy"], runs["fixed"]
+    known = set(task.pass_to_pass)
+    new = sorted(t for t in fixed.outcomes if t not in known)
+    j.discriminating = [t for t in new if buggy.outcomes.get(t) in FAILING and fixed.outcomes.get(t) in PASSING]
+    j.fail_to_pass = {t: f"{buggy.outcomes.get(t, 'missing')} -> {fixed.outcomes.get(t)}" for t in new}
+    j.pass_to_pass_broken = {t: fixed.outcomes.get(t, "missing") for t in task.pass_to_pass if t not in fixed.passed}
+    n_p = len(task.pass_to_pass)
+    j.tests_fixed = 1.0 if j.discriminating else 0.0
+    j.tests_kept = (n_p - len(j.pass_to_pass_broken)) / n_p if n_p else 1.0
+    failing_new = [t for t in new if fixed.outcomes.get(t) not in PASSING]
+    if j.source_edited:
+        j.problems.append("the patch edits library code: " + ", ".join(j.source_edited))
+    if failing_new:
+        j.problems.append("added tests that fail on the fixed code: " + ", ".join(failing_new[:5]))
+    if not (buggy.complete and fixed.complete):
+        j.problems.append("a test run did not finish")
+    j.resolved = (
+        not j.source_edited
+        and bool(j.discriminating)
+        and not failing_new
+        and j.tests_kept == 1.0
+        and buggy.complete
+        and fixed.complete
+    )
     j.seconds = round(time.monotonic() - t0, 2)
     return j

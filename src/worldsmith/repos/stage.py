@@ -2,8 +2,9 @@
 `coding.repos_file` (or those `coding.repos` names) fetched at its pinned version and checked against
 its hash, its suite run twice in the sandbox (the baseline: a `RepoWorld`), then mutations tried until
 `coding.tasks_per_repo` BugFixer tasks are verified (a `CodingTask` each: the mutant broke some tests and
-the gold revert passed them all, both in the sandbox). A re-run makes only what is missing. The counts
-are the funnel: mutations tried -> tests broke -> gold verified; the rollouts play the tasks after."""
+the gold revert passed them all, both in the sandbox), and `coding.testwriter_per_repo` TestWriter tasks from
+them (coding/testwriter.py). A re-run makes only what is missing. The counts are the funnel: mutations tried
+-> tests broke -> gold verified (and TestWriter outcomes); the rollouts play the tasks after."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 from worldsmith.coding.bugs import BaselineError, baseline, make_bug_tasks
 from worldsmith.coding.models import Funnel
 from worldsmith.coding.repos import RepoError, fetch, load_repos
+from worldsmith.coding.testwriter import make_testwriter_task, testwriter_id
 from worldsmith.context import RunContext
 from worldsmith.records import CodingTask, RepoWorld
 from worldsmith.stage import Shard, Stage
@@ -38,8 +40,8 @@ SECTIONS = {
     "repository worlds": """
         SELECT repo_id, source, baseline_tests, baseline_s, held_out, left(sha256, 12) AS sha256
         FROM repo_worlds WHERE run_id = $run ORDER BY repo_id""",
-    "verified tasks by repository and operator": """
-        SELECT repo, operator, count(*) AS tasks, round(avg(len(fail_to_pass)), 1) AS mean_fail_to_pass,
+    "verified tasks by repository, family and operator": """
+        SELECT repo, family, operator, count(*) AS tasks, round(avg(len(fail_to_pass)), 1) AS mean_fail_to_pass,
                round(avg(len(pass_to_pass))) AS mean_pass_to_pass
         FROM coding_tasks WHERE run_id = $run GROUP BY ALL ORDER BY repo, tasks DESC""",
     "coding episodes": """
@@ -49,6 +51,27 @@ SECTIONS = {
                round(avg((judgement->>'tests_kept')::DOUBLE), 2) AS mean_tests_kept
         FROM coding_episodes WHERE run_id = $run GROUP BY ALL ORDER BY repo""",
 }
+
+
+def testwriter_tasks(ctx: RunContext, repo, tasks: list[CodingTask], grammar: dict, cache: Path) -> list[str]:
+    """TestWriter tasks from this repository's verified bug tasks until it has `coding.testwriter_per_repo`
+    (each appended when verified); the outcome of each try."""
+    mine = [t for t in tasks if t.repo == repo.name and t.version == repo.version]
+    have = {t.task_id for t in mine if t.family == "testwriter"}
+    want = ctx.cfg.coding.testwriter_per_repo - len(have)
+    outcomes = []
+    for bug in sorted((t for t in mine if t.family == "bugfix"), key=lambda t: t.task_id):
+        if want <= 0 or len(outcomes) >= 3 * ctx.cfg.coding.testwriter_per_repo:
+            break
+        if testwriter_id(bug.task_id) in have:
+            continue
+        outcome, tw = make_testwriter_task(bug, repo, cache / "work", grammar, ctx.cfg.coding.backend, ctx.seed)
+        outcomes.append(outcome)
+        if tw is not None:
+            ctx.store.append([tw])
+            tasks.append(tw)
+            want -= 1
+    return outcomes
 
 
 def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
@@ -84,26 +107,29 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
             )
             ctx.store.append([world])
             worlds[repo.repo_id] = world
-        have = sum(t.repo == repo.name and t.version == repo.version for t in tasks)
+        have = sum(t.repo == repo.name and t.version == repo.version and t.family == "bugfix" for t in tasks)
         want = coding.tasks_per_repo - have
-        if want <= 0:
-            continue
-        made, f = make_bug_tasks(
-            repo,
-            cache / "work",
-            grammar,
-            per_repo=want,
-            max_tries=coding.max_tries,
-            parallel=coding.parallel,
-            seed=ctx.seed,
-            backend=coding.backend,
-            known=known,
-            base=base,
-        )
+        made, f = [], Funnel()
+        if want > 0:
+            made, f = make_bug_tasks(
+                repo,
+                cache / "work",
+                grammar,
+                per_repo=want,
+                max_tries=coding.max_tries,
+                parallel=coding.parallel,
+                seed=ctx.seed,
+                backend=coding.backend,
+                known=known,
+                base=base,
+            )
         if made:
             ctx.store.append(made)
+            tasks += made
         funnel.add(f)
         log.info("repos: %s: %d verified tasks (tried %d, broke %d)", repo.repo_id, len(made), f.tried, f.broke)
+        for outcome in testwriter_tasks(ctx, repo, tasks, grammar, cache):
+            counts[f"testwriter_{outcome}"] = counts.get(f"testwriter_{outcome}", 0) + 1
     add_to_funnel(ctx.store.root, funnel)
     counts.update(
         {

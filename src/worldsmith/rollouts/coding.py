@@ -3,9 +3,10 @@
 left for eval), `samples_per_task` times, through the one episode loop (`EpisodeRun`) with its tool
 runner swapped for `coding.episodes.CodingRunner`: every tool call runs in the sandbox over the episode's
 own copy of the buggy repository. The episode opens with the user's bug report and ends at the agent's
-first reply (`max_turns` 1); the patch it left is judged by execution (`coding.verify.judge_patch`: the
-FAIL_TO_PASS and PASS_TO_PASS tests in a fresh sandbox, no test file edited) and stored with the
-conversation as a `CodingEpisode`."""
+first reply (`max_turns` 1); the patch it left is judged by execution (`coding.verify.judge`: for a bug fix
+the FAIL_TO_PASS and PASS_TO_PASS tests in a fresh sandbox, no test file edited; for a TestWriter task a new
+test failing on the buggy world and passing on the fixed one) and stored with the conversation as a
+`CodingEpisode`."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import Any
 from worldsmith.coding.episodes import CodingRunner, coding_agent, coding_toolspecs, episode_task
 from worldsmith.coding.repos import fetch, load_repos
 from worldsmith.coding.tools import Workspace
-from worldsmith.coding.verify import judge_patch
+from worldsmith.coding.verify import judge
 from worldsmith.config import RolloutsConfig
 from worldsmith.context import RunContext
 from worldsmith.progress import LiveProgress
@@ -46,16 +47,17 @@ def coding_rollouts_config(cfg: RolloutsConfig, max_tool_calls: int) -> Rollouts
 
 
 def chosen_tasks(tasks: list[CodingTask], n: int) -> list[CodingTask]:
-    """The first `n` training tasks, taken round-robin over the repositories (ids in order within each)."""
-    by_repo: dict[str, list[CodingTask]] = {}
+    """The first `n` training tasks, taken round-robin over the repositories and families (ids in order within
+    each)."""
+    groups: dict[tuple[str, str], list[CodingTask]] = {}
     for t in sorted(tasks, key=lambda t: t.task_id):
         if not t.held_out:
-            by_repo.setdefault(t.repo, []).append(t)
+            groups.setdefault((t.repo, t.family), []).append(t)
     out: list[CodingTask] = []
-    while len(out) < n and any(by_repo.values()):
-        for repo in sorted(by_repo):
-            if by_repo[repo] and len(out) < n:
-                out.append(by_repo[repo].pop(0))
+    while len(out) < n and any(groups.values()):
+        for key in sorted(groups, key=lambda k: (k[1] != "bugfix", k)):
+            if groups[key] and len(out) < n:
+                out.append(groups[key].pop(0))
     return out
 
 
@@ -76,7 +78,7 @@ async def play_one(
 ) -> CodingEpisode:
     """One coding episode, played and judged by execution."""
     tools = coding_toolspecs()
-    agent = coding_agent(task.repo, task.version, prompts, tools)
+    agent = coding_agent(task.repo, task.version, prompts, tools, task.family)
     ep = Episode(
         trajectory_id_for(task.task_id, sample, seed),
         episode_task(task, agent),
@@ -92,7 +94,7 @@ async def play_one(
         await run.play()
         traj = run.trajectory()
         patch = ws.patch()
-    judgement = await asyncio.to_thread(judge_patch, task, patch, pristine, work, backend)
+    judgement = await asyncio.to_thread(judge, task, patch, pristine, work, backend)
     # ended at the agent's reply by the one user turn: the episode finished as a coding episode does
     replied = (
         bool(traj.messages) and traj.messages[-1].get("role") == "assistant" and not traj.messages[-1].get("tool_calls")
