@@ -175,6 +175,8 @@ def _bwrap_argv(box: Box, env: dict[str, str]) -> list[str]:
             argv += ["--symlink", os.readlink(p), top]
         elif p.is_dir():
             argv += ["--ro-bind", top, top]
+    # the box first: a read-only path below /tmp (a venv or a checkout there) is bound inside it afterwards
+    argv += ["--bind", str(box.repo), "/repo", "--bind", str(box.tmp), "/tmp"]
     made: set[Path] = {Path("/"), Path("/usr"), Path("/etc"), Path("/tmp"), Path("/repo")}
     for path in [*_python_paths(), HARNESS, *box.readonly]:
         for parent in reversed(path.parents):
@@ -184,7 +186,7 @@ def _bwrap_argv(box: Box, env: dict[str, str]) -> list[str]:
         argv += ["--ro-bind", str(path), str(path)]
         made.add(path)
     argv += ["--proc", "/proc", "--dev", "/dev"]
-    argv += ["--bind", str(box.repo), "/repo", "--bind", str(box.tmp), "/tmp", "--chdir", "/repo", "--clearenv"]
+    argv += ["--chdir", "/repo", "--clearenv"]
     for k, v in env.items():
         argv += ["--setenv", k, v]
     if os.geteuid() == 0:
