@@ -32,6 +32,7 @@ from worldsmith.llm import Prompts
 from worldsmith.llm.client import (
     LLMClient,
     LLMResult,
+    ServerUnavailable,
     constrained_turn_schema,
     parse_constrained_turn,
     parse_structured,
@@ -827,6 +828,35 @@ def test_an_episode_the_server_failed_is_not_stored_and_is_played_again_on_resum
     assert again["trajectories"] == 2 and again["new"] == 1 and "replay_on_resume" not in again, again
     replayed = next(t for t in ctx.store.read(Trajectory) if t.task_id == "tsk_other")
     assert replayed.status == "finished" and replayed.messages[-1]["content"].startswith("Thanks.")
+
+
+def test_a_stage_with_episodes_to_replay_stops_the_run_after_it(tmp_path, monkeypatch):
+    """The run does not go on to judge and export a partial set (nor an eval score one): after the stage, its counts
+    recorded, it stops as an outage does (status `stopped`, the CLI's exit code 3) and says what to run."""
+    from worldsmith import pipeline
+    from worldsmith.stage import Stage
+
+    ran = []
+
+    def rollouts(ctx, shard=None):
+        ran.append("rollouts")
+        return {"trajectories": 4, "replay_on_resume": 2, "replay:timeout": 2}
+
+    def judge(ctx, shard=None):
+        ran.append("judge")
+        return {"verdicts": 4}
+
+    stages = [Stage("rollouts", "r", rollouts, section="rollouts"), Stage("judge", "j", judge, section="judge")]
+    monkeypatch.setattr(pipeline, "select_stages", lambda cfg, names=None: stages)
+    cfg = validate_config(
+        {"run": {"data_dir": str(tmp_path)}, "llm": {"endpoints": {"local": {"urls": ["http://127.0.0.1:9/v1"]}}}}
+    )
+    with pytest.raises(pipeline.EpisodesToReplay, match=r"rollouts: 2 episode\(s\) ended by a server failure") as exc:
+        pipeline.synth(cfg, ROOT, run_id="replay", log=lambda m: None)
+    assert isinstance(exc.value, ServerUnavailable) and ran == ["rollouts"]
+    info = RunStore(tmp_path, "replay").read_info()
+    assert info["status"] == "stopped" and "run the same command again" in info["error"]
+    assert info["stages"]["rollouts"]["counts"]["replay_on_resume"] == 2
 
 
 def test_a_critic_call_that_raises_is_recorded_and_the_stage_goes_on(tmp_path):

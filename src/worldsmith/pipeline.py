@@ -148,6 +148,19 @@ class RunSummary:
     error: str | None = None
 
 
+class EpisodesToReplay(ServerUnavailable):
+    """A stage's episodes the model server failed (timeouts, 429 / 5xx after retries) were not stored: the run stops
+    after that stage (status `stopped`, its counts recorded), so no later stage, nor an eval's figures, reads a partial
+    set; the same command plays them again."""
+
+    def __init__(self, stage: str, n: int):
+        super().__init__(
+            f"{stage}: {n} episode(s) ended by a server failure (timeouts, 429/5xx after retries) were not stored "
+            "(the others are): run the same command again to play them"
+        )
+        self.stage, self.n = stage, n
+
+
 def run_stage(ctx: RunContext, stage: Stage, run_parts: PartsRunner = run_parts_inline) -> StageResult:
     """Run a stage (all its shards) and note it in run.json. It starts by sweeping the temporary shards a
     killed run left (no part of it runs yet), counted as `swept_tmp`."""
@@ -216,6 +229,8 @@ def synth(
                 summary.stages.append(result)
                 if on_stage is not None:
                     on_stage(ctx, result)
+                if result.counts.get("replay_on_resume"):  # recorded; the later stages wait for the whole set
+                    raise EpisodesToReplay(stage.name, result.counts["replay_on_resume"])
         except BaseException as exc:
             interrupted = isinstance(exc, KeyboardInterrupt)
             summary.status = (

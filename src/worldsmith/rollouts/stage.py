@@ -4,7 +4,8 @@ Each finished trajectory is appended to the store at once (its own small atomic 
 a crash or Ctrl-C loses only the episodes in flight; a re-run skips the finished ones (ids
 are stable: task, sample index and run seed). An episode ended by the server's failure (a call
 that timed out or got a 5xx after its retries: `TransientServerFailure`) is not stored: the
-stage counts it (`replay_on_resume`) and goes on, and the same command plays it again.
+stage counts it (`replay_on_resume`) and goes on; the run stops after the stage (`pipeline.EpisodesToReplay`) and
+the same command plays it again.
 Concurrency is bounded by the config and by each endpoint's own limit, and adapts (AIMD):
 halved when an episode met timeouts or server errors, grown by 1/limit per clean episode.
 """
