@@ -60,6 +60,12 @@ def test_a_line_each_tenth_with_rate_eta_and_what_was_kept(lines):
     assert re.match(r"tasks: 20/20 \(100%\) · [\d.]+/s · 0s elapsed · kept 16$", got[-1]), got[-1]
 
 
+def test_no_lines_for_a_stage_with_nothing_to_do(lines):
+    with ProgressLines("tasks", 0, enabled=True):
+        pass
+    assert lines() == []
+
+
 def test_no_lines_on_a_terminal(lines):
     with ProgressLines("tasks", 20, every_s=0.01, tick_s=0.01, enabled=False) as p:
         p.update(20)

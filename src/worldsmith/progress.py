@@ -89,7 +89,7 @@ class ProgressLines:
         self.every_s = every_s or LINE_EVERY_S  # read when made: a test may shorten the module's figures
         self.tick_s = min(tick_s or TICK_S, self.every_s)
         self.every_n = every_n or max(1, round(total * LINE_EVERY_SHARE))
-        self.enabled = lines_wanted() if enabled is None else enabled
+        self.enabled = (lines_wanted() if enabled is None else enabled) and total > 0  # a resumed stage with no work
         self.done = self.kept = start
         self._logged_done, self._logged_at = -1, 0.0
         self._started = time.monotonic()
