@@ -179,3 +179,26 @@ def test_the_report_shows_the_coding_funnel(run_ctx, tmp_path):
     table = page[page.index('id="coding-funnel-table"') :].split("</table>")[0]
     cells = [c.split("</td>")[0] for c in table.split("<td class=n>")[1::2]]
     assert cells == [str(funnel["tried"]), str(funnel["broke"]), str(funnel["verified"]), "2", "2"], cells
+
+
+def test_the_export_takes_the_resolved_coding_episodes_and_the_tasks(run_ctx, tmp_path):
+    from worldsmith.export.coding import export_coding
+
+    if not run_ctx.store.read(CodingTask):
+        REPOS.run(run_ctx)
+    if not run_ctx.store.read(CodingEpisode):
+        asyncio.run(play_coding(run_ctx, AgentScript(gold_fixer(run_ctx.store.read(CodingTask)))))
+    unresolved = run_ctx.store.read(CodingEpisode)[0].model_copy(
+        update={"trajectory_id": "cod_unresolved", "resolved": False}
+    )
+    run_ctx.store.append([unresolved])
+    counts = export_coding(run_ctx.store, tmp_path)
+    rows = [json.loads(line) for line in (tmp_path / "coding" / "train.jsonl").read_text().splitlines()]
+    assert counts["coding_examples"] == len(rows) == 2  # the unresolved one is not kept
+    for row in rows:
+        assert row["messages"][0]["role"] == "system" and row["messages"][-1]["role"] == "assistant"
+        assert {t["function"]["name"] for t in row["tools"]} >= {"read_file", "run_tests", "apply_patch"}
+        assert row["metadata"]["patch"].startswith("--- a/") and row["metadata"]["reward"]["resolved"] == 1.0
+    tasks = (tmp_path / "coding" / "tasks.jsonl").read_text().splitlines()
+    assert len(tasks) == counts["coding_tasks"] == len(run_ctx.store.read(CodingTask))
+    assert "fail_to_pass" in json.loads(tasks[0]) and "gold_patch" in json.loads(tasks[0])

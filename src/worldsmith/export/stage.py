@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from worldsmith.context import RunContext
+from worldsmith.export.coding import export_coding
 from worldsmith.export.sft import (
     AgentInfo,
     ExampleBuilder,
@@ -167,8 +168,10 @@ def run(
                 held,
             )
             paths = writer.finish(card, held)
+    coding = export_coding(ctx.store, out) if ctx.cfg.coding.enabled else {}  # kept coding episodes, coding tasks
     splits = writer.counts.splits
     return {
+        **coding,
         "examples": n_examples,
         "train": splits.get("train", 0),
         "validation": splits.get("validation", 0),
