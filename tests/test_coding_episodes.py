@@ -202,3 +202,33 @@ def test_the_export_takes_the_resolved_coding_episodes_and_the_tasks(run_ctx, tm
     tasks = (tmp_path / "coding" / "tasks.jsonl").read_text().splitlines()
     assert len(tasks) == counts["coding_tasks"] == len(run_ctx.store.read(CodingTask))
     assert "fail_to_pass" in json.loads(tasks[0]) and "gold_patch" in json.loads(tasks[0])
+
+
+def test_the_gym_plays_a_repo_world(run_ctx):
+    """CodingEnv: the policy's messages step a coding episode whose tools run in the sandbox; the reward is the
+    patch judged by execution (1.0 resolved, else 0.0)."""
+    from worldsmith.gym.coding import CodingEnv, CodingTaskSet
+
+    if not run_ctx.store.read(CodingTask):
+        REPOS.run(run_ctx)
+    taskset = CodingTaskSet.from_run(run_ctx.store, run_ctx.cfg, run_ctx.root)
+    task = next(t for t in taskset.tasks.values() if t.family == "bugfix")
+    env = CodingEnv(taskset, run_ctx.prompts, run_ctx.cfg)
+
+    async def play(fix: bool):
+        obs, info = await env.reset(task.task_id)
+        assert obs.messages[-1] == {"role": "user", "content": task.statement} and info["family"] == "bugfix"
+        call = {"function": {"name": "run_tests", "arguments": {"tests": task.fail_to_pass[:1]}}}
+        r = await env.step({"content": None, "tool_calls": [call]})
+        assert not (r.terminated or r.truncated) and "1 failed" in r.info["new_messages"][-1]["content"]
+        if fix:
+            patch = {"function": {"name": "apply_patch", "arguments": {"patch": task.gold_patch}}}
+            await env.step({"content": None, "tool_calls": [patch]})
+        return await env.finish("I fixed it.")
+
+    fixed = asyncio.run(play(True))
+    assert fixed.terminated and fixed.reward == 1.0 and fixed.info["reward"]["tests_fixed"] == 1.0
+    assert fixed.info["patch"] == env.patch and env.trajectory().calls[0].executor == "real"
+    unfixed = asyncio.run(play(False))
+    assert unfixed.terminated and unfixed.reward == 0.0 and unfixed.info["judgement"].tests_fixed == 0.0
+    env.close()
