@@ -91,6 +91,18 @@ def _counts(text: str) -> bool:
     return False
 
 
+def _prose_lines(text: str) -> str:
+    """The reply without its markdown table rows: a table shows the records a sentence may then name again ("tkt-1501
+    | Missing part in the box" and "tkt-1501 ("Missing part in the box") waits longest") - a summary, not a loop."""
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("|"))
+
+
+def _repeated_rows(text: str) -> bool:
+    """A table whose same row comes twice (a dump going round)."""
+    rows = [line.strip() for line in text.splitlines() if line.lstrip().startswith("|") and re.search(r"\w", line)]
+    return len(rows) != len(set(rows))
+
+
 def one_word(text: str) -> bool:
     """Whether a reply to the user is a single word ("blocked", "success", "lumen-cobalt-archived"): it
     says neither what happened nor what was found. No good reply of the judge's labelled sets is one
@@ -108,7 +120,7 @@ def garbled_text(text: str, cap: int | None = None) -> bool:
         return True
     if not re.search(r"[A-Za-z]{2,}", stripped):
         return True
-    if _loops(stripped) or (cap is not None and len(stripped) >= cap):
+    if _loops(_prose_lines(stripped)) or _repeated_rows(stripped) or (cap is not None and len(stripped) >= cap):
         return True
     if STUTTER.search(stripped) or _counts(stripped):  # a loop inside one token ("json.data.json.data..."), counting
         return True

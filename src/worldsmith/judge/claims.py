@@ -172,7 +172,7 @@ class _Reader:
         row), else those of the kind it names that the conversation has shown, else the last ones a result showed."""
         ev = self.ev
         for text in (self.text, self.clause.line):
-            named = [ev.records[k] for k in _keys_in(text, ev)]
+            named = [ev.records[k] for k in _keys_in(text, ev)] or _named_by_value(text, ev)
             if named:
                 return [r for r in named if collections is None or r.collection in collections] or named
         nouns = {name for name, coll in ev.collections.items() if _names_any(self.low, coll.nouns)}
@@ -211,7 +211,8 @@ class _Reader:
                     re.match(r"[a-z]+", k.lower()).group(0) for k in ev.records if re.match(r"[a-z]+[-_]\d", k.lower())
                 }
                 if (
-                    prefix
+                    self.clause.asserts
+                    and prefix
                     and prefix.group(0) in shapes
                     and v.raw.lower().rstrip(".") not in {k.lower() for k in ev.records}
                 ):
@@ -219,7 +220,13 @@ class _Reader:
                 else:
                     self.add("value", "unverifiable", f"{v.raw!r} appears nowhere before the reply")
                 continue
-            field = self._field_of_kind(v)
+            # an unseen amount said of records whose amount field holds another: wrong. Not a date or time (a deadline,
+            # "today", a date computed from one shown) nor a total, average or share (arithmetic over what was shown)
+            field = None
+            if v.kind == "number" and not AGGREGATE.search(self.low):
+                field = self._field_of_kind(v)
+            elif v.kind == "time" and not RELATIVE_TIME.search(self.low):
+                field = self._field_of_kind(v, by_noun=True)  # "your appointment is at 3:30 pm" (it is at 2:30)
             if self.clause.asserts and field is not None:
                 rec, name, held = field
                 self.add(
@@ -258,20 +265,20 @@ class _Reader:
                 if years and all(calendar.weekday(y, mo, d) != day for y in years):
                     self.add("value", "contradicted", f"{mo:02d}-{d:02d} falls on no {m.group(1)} of the years seen")
 
-    def _field_of_kind(self, v: Value) -> tuple[Rec, str, Any] | None:
+    def _field_of_kind(self, v: Value, by_noun: bool = False) -> tuple[Rec, str, Any] | None:
         """A field of the records spoken of that holds a value of the same kind (a date for a date, an amount for an
         amount): the reply's unseen value is then that field's, and wrong."""
-        recs = self.subjects() if _keys_in(self.clause.line, self.ev) or self._names_a_kind() else []
+        named = _keys_in(self.clause.line, self.ev) or (by_noun and self._names_a_kind())
+        recs = self.subjects() if named else []
         for rec in recs:
             for name, held in rec.now.items():
-                if _same_kind(v, held):
+                labelled = by_noun or _label_names(words_of(self.low), name, held, self._nouns(rec), loose=True)
+                if _same_kind(v, held) and labelled:
                     return rec, name, held
         return None
 
     def _names_a_kind(self) -> bool:
-        return any(_names_any(self.low, c.nouns) for c in self.ev.collections.values()) or bool(
-            re.search(r"\b(?:your|its|their|the)\b", self.low)
-        )
+        return any(_names_any(self.low, c.nouns) for c in self.ev.collections.values())
 
     # -------------------------------------------------------------- failures
 
@@ -334,7 +341,7 @@ class _Reader:
             ):
                 self.add("action", "contradicted", f"{verb!r} {by.group(0).strip()!r}: the agent's own call did it")
                 continue
-            self._action(verb, lemma, groups, general, voice, perfect)
+            self._action(verb, lemma, groups, general, voice, perfect, before)
 
     def _verbs(self) -> list[tuple[str, str, bool, str, str]]:
         """(verb, voice, perfect, subject words) of each action the clause states as done: the agent's ("I've sent",
@@ -366,8 +373,11 @@ class _Reader:
             out.append((m.group(1), "record", True, low[: m.start()], low[m.end() :]))
         return out
 
-    def _action(self, verb: str, lemma: str, groups: set[str], general: bool, voice: str, perfect: bool) -> None:
+    def _action(
+        self, verb: str, lemma: str, groups: set[str], general: bool, voice: str, perfect: bool, before: str = ""
+    ) -> None:
         ev = self.ev
+        already = bool(re.search(r"\balready\b", self.low))
         if self._done_by_a_call(verb, lemma, groups, general):
             self.add("action", "supported", f"{verb!r}: a call before the reply did it")
             return
@@ -378,6 +388,16 @@ class _Reader:
             return  # "has been shipped" when it has: the record's state, described
         if voice == "record" and (re.search(rf"\b{re.escape(verb)}\b", ev.user_lower) or _in_values(ev, verb)):
             return  # what the user said happened, or a result's value ("refund_status": "refunded")
+        named = bool(_keys_in(self.text, ev)) or any(_names_any(before, c.nouns) for c in ev.collections.values())
+        if voice == "record" and not ev.results and groups and self._asked(groups):
+            self.add("action", "contradicted", f"{verb!r}: the user asked for it and no call was made")
+            return
+        tool_verb = any(stem(words_of(n)[0]) == lemma for n in _tool_names(ev) if words_of(n))
+        if voice == "record" and (already or not (named or tool_verb)):
+            # "it has already been taken care of", "the seat has been released": said of no record the world has, or
+            # of how things were before: nothing checks it (lenient keeps it; strict asks for words it can source)
+            self.add("action", "unverifiable", f"{verb!r}: of no record a call changed")
+            return
         if voice == "record" and not perfect:
             if state and recs and any(state in _states_of(r, ev) for r in recs):
                 held = sorted(
@@ -386,8 +406,6 @@ class _Reader:
                 self.add(
                     "action", "contradicted", f"{verb!r}: the records spoken of were {', '.join(held)}, never {state}"
                 )
-            elif groups and self._asked(groups):
-                self.add("action", "contradicted", f"{verb!r}: the user asked for it and no call did it")
             else:
                 self.add("action", "unverifiable", f"{verb!r}: no call or record before the reply shows it")
             return
@@ -399,6 +417,19 @@ class _Reader:
             + (f" (its writes: {', '.join(done)})" if done else " (no write)"),
         )
 
+    def _changed_records(self, keys: set[str]) -> set[str]:
+        """The ids of the calls whose patches changed one of these records."""
+        out = set()
+        for cid, op in self.ev.changed:
+            parts = str(op.get("path", "")).split("/")
+            if len(parts) >= 3 and parts[2].isdigit():
+                for s in (self.ev.initial, self.ev.state):
+                    rows = s.get(parts[1]) or []
+                    i = int(parts[2])
+                    if i < len(rows) and isinstance(rows[i], dict) and keys & {str(v) for v in rows[i].values()}:
+                        out.add(cid)
+        return out
+
     def _asked(self, groups: set[str]) -> bool:
         """Whether the user's messages ask for an act of these groups ("please cancel ...")."""
         verbs = {stem(v) for g in groups for v in ACTION_GROUPS[g] if " " not in v}
@@ -406,6 +437,13 @@ class _Reader:
 
     def _done_by_a_call(self, verb: str, lemma: str, groups: set[str], general: bool) -> bool:
         ev = self.ev
+        named = set(_keys_in(self.text, ev))
+        if (
+            named
+            and not groups & BEYOND_A_RECORD
+            and any(r.call.call_id in self._changed_records(named) for r in ev.writes)
+        ):
+            return True  # "I've added 10 days to loan ln-5203" after renew_loan changed ln-5203
         state = self._state_word(verb)
         if state is not None and not general:
             # a state word ("cancelled", "suspended"): done when a write set some field to it, whatever the tool
@@ -519,7 +557,9 @@ class _Reader:
         named = self.ev.collection_of_noun(" ".join(label))
         if named and any(_matches(value, typed, x) for r in self.ev.in_play(named) for x in r.now.values()):
             return None
-        for rec in recs:
+        explicit = any(_keys_in(t, self.ev) or _named_by_value(t, self.ev) for t in (self.text, self.clause.line))
+        specific = bool(typed) or bool(re.search(r"\d|@|[A-Z][a-z]+ [A-Z]", value)) or "/" in value
+        for rec in recs if specific and not _looks_like_state(value, self.ev) else ():
             for f, held in rec.now.items():
                 if (
                     f not in fields
@@ -528,6 +568,15 @@ class _Reader:
                 ):
                     return "contradicted", f"{value[:40]!r} is {rec.key}'s {f.replace('_', ' ')}, not its {said}"
         seen = bool(typed) and self.ev.seen.has(typed[0])
+        if not explicit:
+            return None  # which record the value is said of is not named: nothing to hold it against
+        for other in self.ev.in_play():
+            if other in recs:
+                continue
+            for f in fields:
+                if f in other.now and _matches(value, typed, other.now[f], whole=True) and (typed or specific):
+                    mine = ", ".join(f"{r.key}'s is {r.now.get(f)!r}" for r in recs if f in r.now)
+                    return "contradicted", f"{value[:40]!r} is {other.key}'s {f.replace('_', ' ')}; {mine}"
         if (typed and typed[0].kind in ("date", "time", "number") and not seen) or _looks_like_state(value, self.ev):
             for rec in recs:
                 for f in fields:
@@ -689,6 +738,15 @@ def _num(v: Value) -> Decimal:
     return Decimal(next(iter(v.forms))[4:])
 
 
+# words that make a figure arithmetic over what was shown: a total, an average, a share
+AGGREGATE = re.compile(
+    r"\b(?:overall|combined|altogether|in all|in total|sum|together|across|average|on average|"
+    r"per|each|apiece|share|percent|remaining|left|balance after|difference|more than|less than|saving|save)\b"
+)
+# a time worked out from another ("be there 15 minutes early, by 2:15 pm"), not a record's
+RELATIVE_TIME = re.compile(r"\b(?:early|earlier|before|by|until|after|later|minutes?|hours?|ago|from now|arrive)\b")
+# acts that reach beyond a record's fields: a record changed does not back them
+BEYOND_A_RECORD = {"send", "notify", "handoff", "refund", "pay"}
 TRANSIENT = re.compile(r"unavailable|timed? ?out|timeout|rate.?limit|too many requests|\b50[234]\b|try again", re.I)
 
 
@@ -702,6 +760,21 @@ def _keys_in(text: str, ev: Evidence) -> list[str]:
         return []
     low = text.lower()
     return [k for k in ev.records if len(k) >= 3 and re.search(rf"(?<![\w-]){re.escape(k.lower())}(?![\w-]|\.\d)", low)]
+
+
+def _tool_names(ev: Evidence) -> list[str]:
+    return [(t.get("function") or t).get("name", "") for t in ev.traj.tools]
+
+
+def _named_by_value(text: str, ev: Evidence) -> list[Rec]:
+    """The records a text names by a value only they hold ("ending 1077", "`transform_sales`")."""
+    return list(
+        {
+            id(r): r
+            for value, r in ev.names.items()
+            if re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", text, re.IGNORECASE)
+        }.values()
+    )
 
 
 def _names_any(low: str, nouns: set[str]) -> bool:
@@ -772,10 +845,16 @@ def _label_words(label: str) -> list[str]:
     return words[-3:] if words else []
 
 
-def _label_names(label: list[str], field: str, held: Any, nouns: frozenset[str] = frozenset()) -> bool:
+def _label_names(
+    label: list[str], field: str, held: Any, nouns: frozenset[str] = frozenset(), loose: bool = False
+) -> bool:
     """Whether a reply's label ("email address", "due date", "order date") names a field (`email`, `due_date`,
-    `date`); `nouns`: the words of the record's own kind, which a label may add ("the order date" of an order)."""
+    `date`); `nouns`: the words of the record's own kind, which a label may add ("the order date" of an order);
+    `loose`: whether any of the words (a clause's) names it."""
     fw = set(words_of(field)) - {"id"} or {"id"}
+    if loose:
+        names = fw | {w for base, syn in SYNONYMS.items() if fw & (syn | {base}) for w in syn | {base}}
+        return bool({singular(w) for w in label} & names)
     lw = set(label) - (nouns - fw) or set(label)
     dated = isinstance(held, str) and bool(extract(held)) and extract(held)[0].kind in ("date", "time")
     extra = {"id", "number"} | ({"address"} if fw & {"email", "mail", "address"} else set())

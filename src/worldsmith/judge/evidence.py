@@ -397,6 +397,22 @@ class Evidence:
         named = {k for k in self.records if len(k) >= 3 and re.search(rf"(?<![\w-]){re.escape(k)}(?![\w-])", text)}
         return {k for k, r in self.records.items() if r.shown} | named
 
+    @cached_property
+    def names(self) -> dict[str, Rec]:
+        """Values that name one shown record alone, as people name it (a card's last four digits "1077", a task's
+        name "transform_sales", a person's name): held by that record and by no other of its collection."""
+        seen: dict[tuple[str | None, str], list[Rec]] = {}
+        for rec in self.in_play():
+            for v in rec.now.values():
+                text = scalar_text(v)
+                if text and len(text) >= 3 and text != rec.key and re.search(r"[\dA-Z_]", text) and " " not in text[:1]:
+                    seen.setdefault((rec.collection, text), []).append(rec)
+        return {
+            text: recs[0]
+            for (_, text), recs in seen.items()
+            if len(recs) == 1 and not text.isdigit() or (len(recs) == 1 and text.isdigit() and len(text) == 4)
+        }
+
     def in_play(self, collection: str | None = None) -> list[Rec]:
         """The records the conversation has shown or named, of one collection or all."""
         return [

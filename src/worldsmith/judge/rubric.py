@@ -199,6 +199,33 @@ def arguments_match(constraints: dict[str, Any], arguments: dict[str, Any]) -> b
     return all(k in arguments and (_eq(arguments[k], v) or _same_text(arguments[k], v)) for k, v in constraints.items())
 
 
+def record_names(traj: Trajectory, key: Any) -> list[str]:
+    """What else names the record whose key is `key`, as people name it: each of its values that no other record of
+    its collection holds (a card's last four digits, a flight's number, a technician's name), not its key."""
+    if not isinstance(key, str) or not key:
+        return []
+    for state in (traj.world_states.initial, traj.world_states.final):
+        for name, rows in state.items():
+            if not isinstance(rows, list):
+                continue
+            # the record whose own id it is (a booking that holds a flight's id is not the flight)
+            own_key = {f"{name.rstrip('s')}_id", "id", f"{name[:-3]}y_id" if name.endswith("ies") else ""}
+            own = [r for r in rows if isinstance(r, dict) and any(r.get(k) == key for k in own_key if k)]
+            if not own:
+                continue
+            others = [r for r in rows if isinstance(r, dict) and r is not own[0]]
+            return [
+                str(v)
+                for k, v in own[0].items()
+                if isinstance(v, str | int)
+                and not isinstance(v, bool)
+                and str(v) != key
+                and len(str(v)) >= 3
+                and not any(str(o.get(k)) == str(v) for o in others)
+            ]
+    return []
+
+
 def _user_said(traj: Trajectory, value: str, before_call: str) -> bool:
     """Whether a user message before the call's reply holds `value` (a description of several
     words, "the one with Dr Webster on Friday 10 April": half its words or more, in any order,
@@ -210,10 +237,20 @@ def _user_said(traj: Trajectory, value: str, before_call: str) -> bool:
         text = m.get("content") or ""
         if m["role"] == "user" and mentions(value, [text])[0]:
             return True
+        if m["role"] == "user" and any(_named(n, text) for n in record_names(traj, value) if not n.isdigit()):
+            return True  # the user picked the record by its name ("Rachel" for Rachel Obrien, tech-2802)
         shared = words & set(re.findall(r"[a-z0-9]{2,}", text.lower()))
         if m["role"] == "user" and len(words) >= 3 and len(shared) >= max(2, len(words) / 2):
             return True
     return False
+
+
+def _named(name: str, text: str) -> bool:
+    """Whether `text` names a person or thing by `name`, or by its first word when that is a capitalised name."""
+    if mentions(name, [text])[0]:
+        return True
+    first = name.split()[0] if " " in name else ""
+    return bool(re.fullmatch(r"[A-Z][a-z]{2,}", first)) and bool(re.search(rf"\b{re.escape(first)}\b", text))
 
 
 def check_call(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
@@ -261,13 +298,32 @@ def check_answer(c: Criterion, traj: Trajectory) -> tuple[bool, str]:
         if not said:
             return False, evidence
     fields = _result_fields(traj)
-    results = [mentions(p, texts, fields) for p in c.contains]
+    results = [_conveyed(p, texts, fields, traj, c.any_of) for p in c.contains]
     missing = [p for p, (ok, _) in zip(c.contains, results, strict=True) if not ok]
     if c.any_of and len(missing) < len(c.contains):
         return True, next(e for ok, e in results if ok)[:300]
     if missing:
         return False, "; ".join(e for ok, e in results if not ok)[:300]
     return True, "; ".join(e for _, e in results)[:300]
+
+
+def _conveyed(value: Any, texts: list[str], fields: set[str], traj: Trajectory, naming: bool) -> tuple[bool, str]:
+    """`mentions`, and what people say instead: a list's items each in its own words ("Request rate; Error rate" as a
+    numbered list), and, where the criterion asks for a record to be named (`naming`), any value that names it alone
+    ("your card ending 3416" for crd-3504, "flight WS602" for fl-8602)."""
+    said = mentions(value, texts, fields)
+    if said[0]:
+        return said
+    if isinstance(value, str) and "; " in value:
+        parts = [mentions(p, texts, fields) for p in value.split("; ")]
+        if all(ok for ok, _ in parts):
+            return True, f"each item of {value[:60]!r} is mentioned"
+    if naming:
+        for name in record_names(traj, value):
+            got = mentions(name, texts, fields)
+            if got[0]:
+                return True, f"{value!r} named by its {name!r}: {got[1][:120]}"
+    return said
 
 
 def _result_fields(traj: Trajectory) -> set[str]:
