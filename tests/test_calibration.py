@@ -65,14 +65,11 @@ def test_a_critic_that_agrees_on_one_difficulty_keeps_its_rubric_reward_there_on
     tasks, trajs, verdicts = runs()
     pairs = calibration_pairs(tasks, trajs, verdicts)
 
-    async def critic(client, prompts, task, a, b, seed):  # sees the truth on single calls, says "A" on multi calls
-        from worldsmith.judge.critic import Pairwise
+    async def critic(client, prompts, task, traj, seed):  # sees the truth on single calls, passes all on multi calls
+        won = traj.trajectory_id.endswith("-True")
+        return CriticReport(ok=True, score=(9 if won else 2) if task.difficulty == "single_call" else 9, rubrics={})
 
-        if task.difficulty == "single_call":
-            return Pairwise(ok=True, preferred="A" if a.trajectory_id.endswith("-True") else "B")
-        return Pairwise(ok=True, preferred="A")
-
-    monkeypatch.setattr(calibration, "compare", critic)
+    monkeypatch.setattr(calibration, "critique", critic)
     figures = asyncio.run(calibrate(ScriptedClient(), PROMPTS, pairs, seed=0))
     assert figures["single_call"]["kappa"] == 1.0 and figures["multi_call"]["kappa"] == 0.0
     assert figures["all"]["pairs"] == 6

@@ -396,8 +396,9 @@ def judge_calibrate(
     per_task: Annotated[int, typer.Option("--per-task", help="pairs per task at most")] = 2,
 ) -> None:
     """Calibrate the critic on the verifiable reward: for tasks with an episode that earned it and one that did not,
-    the pairwise critic picks one; agreement and Cohen's kappa per difficulty go to critic_calibration.json, and
-    judge.reward.rubric_min_kappa refuses the rubric reward below it (re-judge the run to apply it)."""
+    the critic the reward uses (pointwise, its score passed at judge.min_critic_score) scores both; agreement and
+    Cohen's kappa per difficulty go to critic_calibration.json, and judge.reward.rubric_min_kappa refuses the rubric
+    reward below it (re-judge the run to apply it)."""
     import asyncio
 
     from worldsmith import pipeline
@@ -419,7 +420,7 @@ def judge_calibrate(
 
         async def go():
             async with ctx.client() as client:
-                return await calibrate(client, ctx.prompts, pairs, cfg.run.seed)
+                return await calibrate(client, ctx.prompts, pairs, cfg.run.seed, min_score=cfg.judge.min_critic_score)
 
         figures = asyncio.run(go())
     path = write_calibration(ctx.store.root, figures, cfg.llm.model_for("critic"))

@@ -173,8 +173,10 @@ class ExampleBuilder:
         critic_score: float | None,
         task: TaskInfo | Task | None,
         agent: AgentInfo | Agent | None,
+        unverifiable: int = 0,
     ) -> SFTExample | None:
-        """The example made of `traj`, or None (counted in `dropped`)."""
+        """The example made of `traj`, or None (counted in `dropped`); `unverifiable`: the claims of its replies the
+        judge found neither supported nor contradicted (kept by its policy)."""
         cfg = self.cfg
         messages = sft_messages(traj)
         if not any(m["role"] == "assistant" for m in messages):
@@ -226,6 +228,7 @@ class ExampleBuilder:
                 "faults": len(traj.faults),
                 "decoding": traj.decoding,
                 "reply_resamples": traj.reply_resamples,
+                "unverifiable_claims": unverifiable,
             },
         )
 
@@ -260,8 +263,10 @@ def build_examples(
     builder = ExampleBuilder(run_id, cfg, held)
     examples = []
     for traj in sorted((t for t in trajectories if t.trajectory_id in kept), key=lambda t: t.trajectory_id):
+        verdict = kept[traj.trajectory_id]
+        unverifiable = sum(c.status == "unverifiable" for c in verdict.claims)
         example = builder.add(
-            traj, kept[traj.trajectory_id].critic_score, tasks.get(traj.task_id), agents.get(traj.agent_id)
+            traj, verdict.critic_score, tasks.get(traj.task_id), agents.get(traj.agent_id), unverifiable
         )
         if example is not None:
             examples.append(example)
@@ -278,6 +283,7 @@ class ExportCounts:
     decoding: Counter[str] = field(default_factory=Counter)
     difficulty: Counter[str] = field(default_factory=Counter)
     resampled: int = 0  # examples with a reply sampled again (rollouts.reply_attempts)
+    unverified: int = 0  # examples with a claim the judge found neither supported nor contradicted
     worlds: Counter[str] = field(default_factory=Counter)  # examples per world
     diversity: Diversity = field(default_factory=Diversity)  # by task family
 
@@ -288,6 +294,7 @@ class ExportCounts:
         self.decoding[e.metadata.get("decoding") or "unknown"] += 1
         self.difficulty[e.metadata.get("difficulty") or "unknown"] += 1
         self.resampled += bool(e.metadata.get("reply_resamples"))
+        self.unverified += bool(e.metadata.get("unverifiable_claims"))
         if e.metadata.get("world_id"):
             self.worlds[e.metadata["world_id"]] += 1
         self.diversity.add_example(e.metadata, e.messages)
@@ -366,6 +373,13 @@ def write_export(
         for e in examples:
             writer.write(e)
         return writer.finish(card, held)
+
+
+UNVERIFIABLE_POLICY = {
+    "strict": "(dropped: every claim of a kept reply is supported by what the conversation showed).",
+    "critic": "(the critic ruled on each such sentence; those it found unsupported dropped their episode).",
+    "lenient": "(kept, and counted here).",
+}
 
 
 def dataset_card(
@@ -475,6 +489,15 @@ def dataset_card(
         ),
         "",
         "## Filters (judge policy)",
+        "",
+        (
+            f"Each reply's claims (a value or name given for a record's field, a count, an action, a state, a failure) "
+            f"were checked against the conversation and the executed world; a contradicted claim drops its episode. "
+            f"Claims nothing supports or contradicts: `unverifiable: {policy.get('unverifiable', 'strict')}` "
+            + UNVERIFIABLE_POLICY.get(str(policy.get("unverifiable", "strict")), "")
+            + f" {counts.unverified} of {sum(counts.splits.values())} examples hold at least one "
+            "(`metadata.unverifiable_claims`)."
+        ),
         "",
         *(f"- `{k}`: {json.dumps(v)}" for k, v in policy.items()),
         "",

@@ -12,6 +12,7 @@ folder; what stays in memory across batches is per example a digest and a MinHas
 from __future__ import annotations
 
 import bisect
+import json
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,7 +61,7 @@ TRAJECTORY_COLUMNS = (
 )
 KEPT_FROM = "FROM trajectories t JOIN verdicts v ON v.trajectory_id = t.trajectory_id AND v.passed"
 KEPT = f"""
-    SELECT {", ".join("t." + c for c in TRAJECTORY_COLUMNS)}, v.critic_score,
+    SELECT {", ".join("t." + c for c in TRAJECTORY_COLUMNS)}, v.critic_score, v.claims AS claims,
            k.task_id IS NOT NULL AS has_task, k.difficulty, json_extract_string(k.blueprint, '$.family') AS family,
            a.agent_id IS NOT NULL AS has_agent, a.domain, a.tool_ids,
            a.world_id
@@ -71,6 +72,12 @@ KEPT_COUNT = f"SELECT count(*) {KEPT_FROM}"
 # exact when the sample holds them all
 BUCKET_SAMPLE = f"SELECT t.trajectory_id {KEPT_FROM} USING SAMPLE reservoir({{rows}} ROWS) REPEATABLE (1)"
 SAMPLE_PER_BUCKET = 100
+
+
+def unverified(claims: str | None) -> int:
+    """How many claims of a kept episode nothing supported or contradicted (kept under `judge.unverifiable: lenient`,
+    or ruled supported by the critic)."""
+    return sum(c.get("status") == "unverifiable" for c in json.loads(claims or "[]"))
 
 
 def export_dir(ctx: RunContext) -> Path:
@@ -145,7 +152,7 @@ def run(
                     task = TaskInfo(row["difficulty"], row["family"]) if row["has_task"] else None
                     agent = AgentInfo(row["domain"], row["tool_ids"], row["world_id"]) if row["has_agent"] else None
                     trajectory = stored_record(Trajectory, {c: row[c] for c in TRAJECTORY_COLUMNS})
-                    example = builder.add(trajectory, row["critic_score"], task, agent)
+                    example = builder.add(trajectory, row["critic_score"], task, agent, unverified(row["claims"]))
                     if example is not None:
                         writer.write(example)
                         examples.append(example)

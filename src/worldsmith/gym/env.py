@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from worldsmith.config import JudgeConfig, PipelineConfig
@@ -27,6 +28,7 @@ from worldsmith.records import Agent, Reward, Task, ToolSpec, Trajectory, Verdic
 from worldsmith.rollouts.episode import Episode, EpisodeRun
 from worldsmith.rollouts.stage import episode_seed, trajectory_id_for
 from worldsmith.store import RunStore
+from worldsmith.worldmodel import packs
 from worldsmith.worldmodel.toolset import ToolSet
 
 
@@ -44,12 +46,17 @@ class TaskSet:
     calibration: dict[str, Any] | None = None  # the run's critic calibration (judge.calibration), when it has one
 
     @classmethod
-    def from_run(cls, store: RunStore, run_seed: int = 0) -> TaskSet:
+    def from_run(cls, store: RunStore, run_seed: int = 0, packs_dir: str | Path | None = None) -> TaskSet:
+        """The run's tasks; `packs_dir` (the config's worlds.packs_dir) locates the pack worlds' folders, which a
+        run stores relative to it (without it, a pack world's actions cannot load)."""
+        worlds = {w.world_id: w for w in store.read(World)}
+        if packs_dir is not None:
+            worlds = {k: packs.locate(w, packs_dir) for k, w in worlds.items()}
         return cls(
             {t.task_id: t for t in store.read(Task)},
             {a.agent_id: a for a in store.read(Agent)},
             {t.tool_id: t for t in store.read(ToolSpec)},
-            {w.world_id: w for w in store.read(World)},
+            worlds,
             run_seed,
             calibration=read_calibration(store.root),
         )

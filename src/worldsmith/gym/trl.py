@@ -172,10 +172,8 @@ class TRLTasks:
         from pathlib import Path
 
         from worldsmith.store import RunStore
-        from worldsmith.worldmodel import packs
 
-        ts = TaskSet.from_run(RunStore(Path(data_dir), run_id), cfg.run.seed)
-        ts.worlds = {k: packs.locate(w, Path(cfg.worlds.packs_dir)) for k, w in ts.worlds.items()}  # stored relative
+        ts = TaskSet.from_run(RunStore(Path(data_dir), run_id), cfg.run.seed, Path(cfg.worlds.packs_dir))
         return cls(ts, cfg)
 
     def env_name(self, agent: Agent) -> str:

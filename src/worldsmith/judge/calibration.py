@@ -1,9 +1,10 @@
 """The critic, calibrated on the verifiable reward (K2 keeps its self-critique reward honest on tasks that have a
-checker): for tasks where one episode earned the verifiable reward and another did not, the pairwise critic says
-which it prefers; its agreement with the checker is measured per difficulty (Cohen's kappa: a critic that always
-answers "A" agrees half the time and scores 0), and `judge.reward.rubric_min_kappa` refuses the rubric reward for
-every difficulty whose kappa is below it, measured on fewer than `rubric_min_pairs` judged pairs, or never measured,
-once a calibration exists.
+checker). What is calibrated is the critic the reward uses: the pointwise `critique` (its 1-10 score, passed at
+`judge.min_critic_score`), with the judge stage's seed. For tasks where one episode earned the verifiable reward and
+another did not, the critic scores both; its pass/fail is compared with the checker's per difficulty (Cohen's kappa:
+a critic that passes everything agrees on the winners and scores 0), and `judge.reward.rubric_min_kappa` refuses the
+rubric reward for every difficulty whose kappa is below it, measured on fewer than `rubric_min_pairs` judged pairs, or
+never measured, once a calibration exists.
 
     worldsmith judge calibrate       # -> data/runs/<run_id>/critic_calibration.json, a table per difficulty
 """
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from worldsmith.config import JudgeConfig
-from worldsmith.judge.critic import PREFERENCES, compare
+from worldsmith.judge.critic import critique
 from worldsmith.judge.reward import verifiable as is_verifiable
 from worldsmith.llm import LLMClient, Prompts
 from worldsmith.records import Task, Trajectory, Verdict
@@ -66,44 +67,52 @@ def calibration_pairs(
     return pairs
 
 
-def cohen_kappa(truth: list[str], said: list[str]) -> float | None:
-    """Cohen's kappa between two labelings over A / B / tie; None without pairs."""
+def cohen_kappa(truth: list, said: list) -> float | None:
+    """Cohen's kappa between two labelings (any labels); None without items."""
     n = len(truth)
     if not n:
         return None
     observed = sum(t == s for t, s in zip(truth, said, strict=True)) / n
     pt, ps = Counter(truth), Counter(said)
-    chance = sum(pt[k] * ps[k] for k in PREFERENCES) / (n * n)
+    chance = sum(pt[k] * ps[k] for k in set(pt) | set(ps)) / (n * n)
     return round((observed - chance) / (1 - chance), 4) if chance < 1 else (1.0 if observed == 1 else 0.0)
 
 
-async def calibrate(client: LLMClient, prompts: Prompts, pairs: list[Pair], seed: int, concurrency: int = 8) -> dict:
-    """The critic's pairwise judgments of `pairs`, with agreement and kappa per difficulty and over all."""
+async def calibrate(
+    client: LLMClient, prompts: Prompts, pairs: list[Pair], seed: int, concurrency: int = 8, min_score: int = 6
+) -> dict:
+    """The pointwise critic's score of both episodes of each pair (the stage's critic, its seed), passed at
+    `min_score`, against the verifiable reward: agreement and kappa per difficulty and over all. A pair counts as
+    judged when the critic answered for both of its episodes."""
     sem = asyncio.Semaphore(concurrency)
 
-    async def one(i: int, p: Pair):
+    async def one(task: Task, traj: Trajectory):
         async with sem:
-            return await compare(client, prompts, p.task, p.a, p.b, seed=seed + 7919 * i)
+            return await critique(client, prompts, task, traj, seed=seed)
 
-    judged = await asyncio.gather(*(one(i, p) for i, p in enumerate(pairs)))
-    rows: dict[str, dict[str, list[str]]] = {}
+    episodes = [(p, traj, traj is (p.a if p.truth == "A" else p.b)) for p in pairs for traj in (p.a, p.b)]
+    reports = await asyncio.gather(*(one(p.task, t) for p, t, _ in episodes))
+    rows: dict[str, dict[str, list[bool]]] = {}
     failed: Counter[str] = Counter()
-    for p, j in zip(pairs, judged, strict=True):
-        if not j.ok:
+    for i in range(0, len(episodes), 2):
+        (p, _, won_a), (_, _, won_b) = episodes[i], episodes[i + 1]
+        ra, rb = reports[i], reports[i + 1]
+        if not (ra.ok and rb.ok):
             failed[p.task.difficulty] += 1
             continue
         for key in (p.task.difficulty, "all"):
             r = rows.setdefault(key, {"truth": [], "said": []})
-            r["truth"].append(p.truth)
-            r["said"].append(j.preferred)
+            r["truth"] += [won_a, won_b]
+            r["said"] += [ra.score >= min_score, rb.score >= min_score]
     out = {}
     for key, r in sorted(rows.items()):
         n = len(r["truth"])
         out[key] = {
-            "pairs": n,
+            "pairs": n // 2,
+            "episodes": n,
             "agreement": round(sum(a == b for a, b in zip(r["truth"], r["said"], strict=True)) / n, 4),
             "kappa": cohen_kappa(r["truth"], r["said"]),
-            "said": dict(Counter(r["said"])),
+            "said": {"pass": sum(r["said"]), "fail": n - sum(r["said"])},
         }
     for difficulty, n in failed.items():
         out.setdefault(difficulty, {"pairs": 0, "agreement": None, "kappa": None, "said": {}})["unjudged"] = n
