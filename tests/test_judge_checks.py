@@ -101,3 +101,15 @@ def test_style_is_not_a_claim():
     ):
         found = statuses(reply, GET)
         assert "contradicted" not in found.values(), (reply, found)
+
+
+def test_the_cli_lists_the_declared_checks_with_the_policy():
+    from typer.testing import CliRunner
+
+    from worldsmith.cli import app
+
+    out = CliRunner().invoke(app, ["judge", "checks", "--set", "judge.unverifiable=lenient"], env={"COLUMNS": "300"})
+    assert out.exit_code == 0, out.output
+    for c in CHECKS:
+        assert c.name in out.output
+    assert "policy lenient" in out.output and "recorded" in out.output  # repeated_refused_call is not rejected

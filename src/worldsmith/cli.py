@@ -388,6 +388,32 @@ def worlds_pack(
         )
 
 
+@STAGE_APPS["judge"].command("checks")
+def judge_checks(
+    config: ConfigOpt = None,
+    set_: SetOpt = None,
+) -> None:
+    """The judge's declared checks (judge/checks.py), as the judge reads them: each check's name, what it reads,
+    whether the policy drops an episode for it, what it is, and how many examples it catches and passes (they run as
+    tests)."""
+    from worldsmith.judge.checks import CHECKS
+
+    cfg, _ = _load(config, set_)
+    jcfg = cfg.judge
+
+    def drops(name: str) -> str:
+        if name == "unverifiable_claim":
+            return f"policy {jcfg.unverifiable}"
+        return "drops" if name in jcfg.reject_hacks else "recorded"
+
+    _print_table(
+        f"the judge's checks (judge.unverifiable: {jcfg.unverifiable})",
+        ["check", "reads", "policy", "what it is", "catches", "passes"],
+        [(c.name, c.reads, drops(c.name), " ".join(c.doc.split()), len(c.catches), len(c.passes)) for c in CHECKS],
+        max_width=100,
+    )
+
+
 @STAGE_APPS["judge"].command("calibrate")
 def judge_calibrate(
     config: ConfigOpt = None,
