@@ -232,3 +232,27 @@ def test_the_gym_plays_a_repo_world(run_ctx):
     unfixed = asyncio.run(play(False))
     assert unfixed.terminated and unfixed.reward == 0.0 and unfixed.info["judgement"].tests_fixed == 0.0
     env.close()
+
+
+def test_trl_environments_over_coding_worlds(run_ctx):
+    """TRL's environment mode: the six tools as the class's methods (run in the sandbox), a reward function per
+    component of the execution's judgement."""
+    from worldsmith.coding.tools import TOOL_NAMES
+    from worldsmith.gym.coding import REWARD_COMPONENTS, CodingTaskSet, TRLCodingTasks
+
+    if not run_ctx.store.read(CodingTask):
+        REPOS.run(run_ctx)
+    tasks = TRLCodingTasks(CodingTaskSet.from_run(run_ctx.store, run_ctx.cfg, run_ctx.root), run_ctx.cfg)
+    rows = tasks.dataset()
+    assert len(rows) == len(run_ctx.store.read(CodingTask)) and rows[0]["environment"] == "coding"
+    (cls,) = tasks.environment_factories().values()
+    assert all(callable(getattr(cls, name)) for name in TOOL_NAMES)
+    task = next(t for t in tasks.taskset.tasks.values() if t.family == "bugfix")
+    env = cls()
+    env.reset(task_id=task.task_id, sample=0)
+    assert "1 failed" in env.run_tests(tests=task.fail_to_pass[:1])
+    assert "patch applied" in env.apply_patch(patch=task.gold_patch)
+    completion = [{"role": "assistant", "content": "Fixed the comparison."}]
+    rewards = {f.__name__: f([completion], [env]) for f in tasks.reward_funcs()}
+    assert rewards == {f"worldsmith_coding_{c}": [1.0] for c in REWARD_COMPONENTS}
+    env._env.close()

@@ -188,3 +188,120 @@ class CodingEnv:
         if self.workspace is not None:
             self.workspace.close()
             self.workspace = None
+
+
+class SyncCodingEnv:
+    """`CodingEnv` for synchronous callers: each call runs to completion on this object's own event loop."""
+
+    def __init__(self, env: CodingEnv):
+        self.env = env
+        self.loop = asyncio.new_event_loop()
+
+    def reset(self, task_id: str, seed: int | None = None, sample: int = 0) -> tuple[Observation, dict]:
+        return self.loop.run_until_complete(self.env.reset(task_id, seed, sample))
+
+    def step(self, message: dict[str, Any] | str, tokens: int | None = None) -> StepResult:
+        return self.loop.run_until_complete(self.env.step(message, tokens))
+
+    def finish(self, reply: str, tokens: int | None = None) -> StepResult:
+        return self.loop.run_until_complete(self.env.finish(reply, tokens))
+
+    def close(self) -> None:
+        self.env.close()
+        self.loop.close()
+
+
+REWARD_COMPONENTS = ("resolved", "tests_fixed", "tests_kept")
+
+
+class CodingEnvironment:
+    """Base of the TRL environment class of coding worlds (`TRLCodingTasks.environment_factories`): TRL calls
+    `reset(**row)` at each rollout's start and a tool method per call (the six coding tools, run in the sandbox);
+    the reward functions end the episode at the final reply and read the execution's reward."""
+
+    _tasks: TRLCodingTasks
+
+    def __init__(self) -> None:
+        t = self._tasks
+        self._env = SyncCodingEnv(CodingEnv(t.taskset, t.prompts, t.cfg))
+
+    def reset(self, **row: Any) -> None:
+        self._env.reset(row["task_id"], sample=int(row.get("sample", 0)))
+        return None  # the prompt (system prompt and bug report) is the dataset row's own
+
+    def _call(self, name: str, arguments: dict[str, Any]) -> str:
+        if self._env.env.done:
+            return "The conversation is over."
+        out = self._env.step({"tool_calls": [{"function": {"name": name, "arguments": arguments}}]})
+        replies = [m["content"] for m in out.info["new_messages"] if m.get("role") == "tool"]
+        return replies[-1] if replies else f"(not run: the episode ended: {out.info.get('status')})"
+
+    def _reward(self, reply: str) -> dict[str, Any]:
+        """Ends the episode at `reply` (once) and returns the reward components."""
+        return self._env.finish(reply).info["reward"] or {}
+
+
+class TRLCodingTasks:
+    """Coding tasks as TRL's `GRPOTrainer` wants them (environment mode): a dataset of prompts, one environment
+    class whose methods are the coding tools, and a reward function per component (resolved, tests fixed, tests
+    kept), all from the execution's judgement.
+
+        tasks = TRLCodingTasks(CodingTaskSet.from_run(store, cfg, root), cfg)
+        GRPOTrainer(model, train_dataset=tasks.dataset(), environment_factory=tasks.environment_factories(),
+                    reward_funcs=tasks.reward_funcs(), ...)
+    """
+
+    ENVIRONMENT = "coding"
+
+    def __init__(self, taskset: CodingTaskSet, cfg: PipelineConfig, prompts: Prompts | None = None):
+        self.taskset, self.cfg = taskset, cfg
+        self.prompts = prompts or Prompts(Path(cfg.run.prompts_dir))
+
+    def dataset(self, task_ids: list[str] | None = None, samples: int = 1):
+        """A Hugging Face dataset: per task (and sample), `prompt` (the coding agent's system prompt, the bug
+        report), `environment`, `task_id`, `sample`, `family`; held-out repositories' tasks left out unless named."""
+        import datasets
+
+        tools = coding_toolspecs()
+        rows = []
+        ids = task_ids or sorted(t for t, task in self.taskset.tasks.items() if not task.held_out)
+        for tid in ids:
+            task = self.taskset.tasks[tid]
+            agent = coding_agent(task.repo, task.version, self.prompts, tools, task.family)
+            for k in range(samples):
+                rows.append(
+                    {
+                        "prompt": [
+                            {"role": "system", "content": agent.system_prompt},
+                            {"role": "user", "content": task.statement},
+                        ],
+                        "environment": self.ENVIRONMENT,
+                        "task_id": tid,
+                        "sample": k,
+                        "family": task.family,
+                    }
+                )
+        return datasets.Dataset.from_list(rows)
+
+    def environment_factories(self) -> dict[str, type[CodingEnvironment]]:
+        from worldsmith.coding.tools import openai_tools
+        from worldsmith.gym.trl import tool_method
+
+        members: dict[str, Any] = {"_tasks": self}
+        for tool in openai_tools():
+            members[tool["function"]["name"]] = tool_method(tool)
+        return {self.ENVIRONMENT: type("CodingToolsEnvironment", (CodingEnvironment,), members)}
+
+    def reward_funcs(self) -> list:
+        """A reward function per component; the first to run on a rollout ends its episode at the completion's
+        last reply and judges the patch by execution."""
+        from worldsmith.gym.trl import _last_reply
+
+        def component(name: str):
+            def reward(completions: list, environments: list, **kwargs: Any) -> list[float | None]:
+                return [env._reward(_last_reply(c)).get(name) for c, env in zip(completions, environments, strict=True)]
+
+            reward.__name__ = f"worldsmith_coding_{name}"
+            return reward
+
+        return [component(c) for c in REWARD_COMPONENTS]
