@@ -160,7 +160,10 @@ class _Reader:
     def statement(self) -> bool:
         """Whether the clause states something beyond the plain words of helping (a question, a plan, advice or
         courtesy made only of them is style)."""
-        if not self.clause.asserts:
+        # what the user can or cannot do now is a claim about the world too ("You can't access it", "You're now ready
+        # to transfer"); an offer or advice of the agent's ("I can ...", "you can contact support") is not
+        told = bool(YOU_CAN.match(self.low)) and not self.clause.question and not self.clause.conditional
+        if not (self.clause.asserts or told):
             return False
         words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'-]*", _without_values(self.text))]
         return any(w not in ASSISTANT_WORDS and stem(w) not in ASSISTANT_STEMS for w in words)
@@ -316,6 +319,13 @@ class _Reader:
     # -------------------------------------------------------------- actions
 
     def actions(self) -> None:
+        for m in OTHER_ACTOR.finditer(self.low):
+            verb = m.group(1)
+            lemma, groups = lemma_stem(verb), groups_of(verb)
+            if (groups or lemma in GENERAL_STEMS) and self._done_by_a_call(verb, lemma, groups, lemma in GENERAL_STEMS):
+                self.add("action", "supported", f"{m.group(0)!r}: a call did it (said of another actor)")
+            elif not re.search(rf"\b{re.escape(verb)}\b", self.ev.user_lower):
+                self.add("action", "unverifiable", f"{m.group(0)!r}: no message says so")
         for verb, voice, perfect, before, after in self._verbs():
             lemma = lemma_stem(verb)
             groups = groups_of(verb)
@@ -680,6 +690,16 @@ HISTORY = re.compile(
 )
 GENERIC = re.compile(
     r"^\s*(?:within|automatically|usually|typically|normally|generally|by default|every|each time|per)\b"
+)
+YOU_CAN = re.compile(
+    r"^(?:and\s+)?you(?:'re| are)?\s+(?:now\s+|still\s+|no longer\s+)?(?:can(?:not|'t)?|could(?:n't)?|won't be able|"
+    r"are(?: not)? able|(?:now\s+)?ready to|will(?: not|n't)? be able)\b(?!\s+(?:contact|reach|call|ask|let|tell))"
+)
+# a third party said to have done an act: "the customer has cancelled their order"
+OTHER_ACTOR = re.compile(
+    r"\b(?:the|your|their)\s+(?:customer|user|patient|member|passenger|client|owner|holder|account holder|doctor|"
+    r"reviewer|technician|team|bank|airline|library|clinic|shop|store)\s+(?:has|have|had)\s+"
+    r"(?:(?:already|also|just|now)\s+)?([a-z]+ed)\b"
 )
 # who a passive says did it, when that is the user: "was cancelled by the customer" after the agent's cancel
 BY_ACTOR = re.compile(
