@@ -256,3 +256,58 @@ def test_trl_environments_over_coding_worlds(run_ctx):
     rewards = {f.__name__: f([completion], [env]) for f in tasks.reward_funcs()}
     assert rewards == {f"worldsmith_coding_{c}": [1.0] for c in REWARD_COMPONENTS}
     env._env.close()
+
+
+class ReportWriter:
+    """Stands in for the task_writer model: a report that quotes the changed code first, then a good one."""
+
+    def __init__(self):
+        self.calls = 0
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc):
+        return None
+
+    async def structured(self, role, messages, schema, name="record", seed=None):
+        assert role == "task_writer" and name == "bug_report"
+        self.calls += 1
+        prompt = messages[-1]["content"]
+        test = prompt.split("Failing tests")[1].split("- ")[1].split("\n")[0].split("::")[-1]
+        leak = self.leak if self.calls % 2 else ""
+        text = f"Since upgrading, {test} fails for me with the error below. {leak} Please fix the library."
+        return LLMResult(ok=True, role=role, model="scripted", endpoint="fake", data={"report": text})
+
+
+def test_model_written_reports_are_checked_and_fall_back_to_the_grammar(run_ctx, monkeypatch):
+    """coding.statement llm: the model's report is kept only when it names a failing test and leaks nothing of
+    the change; a report quoting the changed code is refused (and sampled again)."""
+    from worldsmith.coding.repos import fetch, load_repos
+    from worldsmith.coding.statement import report_problems
+    from worldsmith.repos.stage import model_statements
+
+    if not run_ctx.store.read(CodingTask):
+        REPOS.run(run_ctx)
+    task = next(t for t in run_ctx.store.read(CodingTask) if t.family == "bugfix")
+    changed = next(ln[1:].strip() for ln in task.bug_patch.splitlines() if ln.startswith("+") and "+++" not in ln)
+    writer = ReportWriter()
+    writer.leak = f"I think `{changed}` is wrong."
+    monkeypatch.setattr(run_ctx, "client", lambda: writer)
+    entry = load_repos(run_ctx.path(run_ctx.cfg.coding.repos_file))[0]
+    repo = fetch(entry, run_ctx.path(run_ctx.cfg.coding.cache_dir), run_ctx.path(run_ctx.cfg.coding.repos_file).parent)
+    counts: dict = {}
+    (out,) = asyncio.run(model_statements(run_ctx, repo, [task], counts))
+    assert out.statement_source == "llm" and changed not in out.statement and writer.calls == 2
+    assert counts["statement_refused:quotes the changed code"] == 1 and counts["statement_llm"] == 1
+    assert report_problems("It is broken, please fix it soon, thanks a lot.", task.fail_to_pass, [], "", task.file)
+    writer.leak, writer.calls = f"Look at {task.file} line {task.line}: `{changed}`.", 0
+
+    async def always_leaks(role, messages, schema, name="record", seed=None):
+        r = await ReportWriter.structured(writer, role, messages, schema, name, seed)
+        r.data["report"] += f" {task.file}"
+        return r
+
+    monkeypatch.setattr(writer, "structured", always_leaks)
+    (kept,) = asyncio.run(model_statements(run_ctx, repo, [task], counts))
+    assert kept.statement_source == "grammar" and kept.statement == task.statement

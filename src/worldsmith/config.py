@@ -737,6 +737,9 @@ class CodingConfig(Strict):
     repos: list[str] = Field(default_factory=list)  # names of repos_file to use (empty: every one)
     tasks_per_repo: int = Field(3, ge=0)
     testwriter_per_repo: int = Field(1, ge=0)  # TestWriter tasks made from the verified bug tasks, per repository
+    # who writes a bug task's report: the grammar (prompts/bug_report.yaml), or the task_writer model, checked (it may
+    # not quote the changed code or name the changed file, and must name a failing test or function; else the grammar)
+    statement: Literal["grammar", "llm"] = "grammar"
     max_tries: int = Field(30, ge=1)  # mutations tried per repository at most
     parallel: int = Field(2, ge=1)  # sandboxes at once
     backend: Literal["auto", "bwrap", "unshare"] = "auto"

@@ -125,3 +125,70 @@ def bug_report(
         parts.append(f"{grammar['failing_list']}\n{listed}{more}")
     parts.append(" ".join(p for p in (rng.choice(grammar["asks"]), rng.choice(grammar["closers"])) if p))
     return "\n\n".join(parts)
+
+
+REPORT_SCHEMA = {
+    "type": "object",
+    "properties": {"report": {"type": "string", "minLength": 40, "maxLength": 3000}},
+    "required": ["report"],
+    "additionalProperties": False,
+}
+
+
+def report_problems(text: str, failing: list[str], api: list[str], bug_patch: str, file: str) -> list[str]:
+    """Why a model's report cannot be the statement: it leaks the change (a changed line of code, the changed
+    file), or names neither a failing test nor a public function the tests use."""
+    problems = []
+    changed = [
+        ln[1:].strip()
+        for ln in bug_patch.splitlines()
+        if ln[:1] in "+-" and not ln.startswith(("+++", "---")) and len(ln[1:].strip()) >= 8
+    ]
+    if any(c in text for c in changed):
+        problems.append("quotes the changed code")
+    if file in text or Path(file).name in text.split():
+        problems.append("names the changed file")
+    names = {t.split("::")[-1].split("[")[0] for t in failing} | {a.rsplit(".", 1)[-1] for a in api}
+    if not any(n in text for n in names):
+        problems.append("names neither a failing test nor a public function they use")
+    if len(text.strip()) < 40:
+        problems.append("too short")
+    return problems
+
+
+async def write_report(
+    client,
+    prompts,
+    package: str,
+    version: str,
+    failing: list[str],
+    failures: dict[str, str],
+    api: list[str],
+    bug_patch: str,
+    file: str,
+    seed: int,
+    attempts: int = 2,
+) -> tuple[str | None, list[str]]:
+    """The model's bug report (`coding.statement: llm`), checked by `report_problems`; (None, why) when every
+    attempt failed (the grammar's report stays)."""
+    first = next((t for t in failing if t in failures), failing[0])
+    messages = prompts.render_messages(
+        "bug_report_writer",
+        package=package,
+        version=version,
+        api=api[:3],
+        failing=failing,
+        error=error_lines(failures.get(first, "")),
+    )
+    why: list[str] = []
+    for attempt in range(attempts):
+        r = await client.structured("task_writer", messages, REPORT_SCHEMA, name="bug_report", seed=seed + attempt)
+        if not r.ok:
+            why.append(f"model: {r.error_kind or 'error'}")
+            continue
+        text = str((r.data or {}).get("report", "")).strip()
+        problems = report_problems(text, failing, api, bug_patch, file)
+        if not problems:
+            return text, why
+        why += problems
+    return None, why

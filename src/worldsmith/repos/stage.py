@@ -8,6 +8,7 @@ them (coding/testwriter.py). A re-run makes only what is missing. The counts are
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 from worldsmith.coding.bugs import BaselineError, baseline, make_bug_tasks
 from worldsmith.coding.models import Funnel
 from worldsmith.coding.repos import RepoError, fetch, load_repos
+from worldsmith.coding.statement import api_called, public_api, write_report
 from worldsmith.coding.testwriter import make_testwriter_task, testwriter_id
 from worldsmith.context import RunContext
 from worldsmith.records import CodingTask, RepoWorld
@@ -51,6 +53,33 @@ SECTIONS = {
                round(avg((judgement->>'tests_kept')::DOUBLE), 2) AS mean_tests_kept
         FROM coding_episodes WHERE run_id = $run GROUP BY ALL ORDER BY repo""",
 }
+
+
+async def model_statements(ctx: RunContext, repo, made: list[CodingTask], counts: dict[str, Any]) -> list[CodingTask]:
+    """The tasks with the model's bug report where it passes its check (`coding.statement: llm`); the grammar's
+    report stays on the others."""
+    api = public_api(repo.root, repo.python_path, repo.exclude)
+    out = []
+    async with ctx.client() as client:
+        for t in made:
+            text, why = await write_report(
+                client,
+                ctx.prompts,
+                t.repo,
+                t.version,
+                t.fail_to_pass,
+                t.failure_output,
+                api_called(repo.root, t.fail_to_pass, api),
+                t.bug_patch,
+                t.file,
+                seed=ctx.seed + t.line,
+            )
+            for problem in why:
+                counts[f"statement_refused:{problem}"] = counts.get(f"statement_refused:{problem}", 0) + 1
+            source = "llm" if text else "grammar"
+            counts[f"statement_{source}"] = counts.get(f"statement_{source}", 0) + 1
+            out.append(t.model_copy(update={"statement": text, "statement_source": "llm"}) if text else t)
+    return out
 
 
 def testwriter_tasks(ctx: RunContext, repo, tasks: list[CodingTask], grammar: dict, cache: Path) -> list[str]:
@@ -123,6 +152,8 @@ def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
                 known=known,
                 base=base,
             )
+        if made and coding.statement == "llm":
+            made = asyncio.run(model_statements(ctx, repo, made, counts))
         if made:
             ctx.store.append(made)
             tasks += made
