@@ -1,5 +1,5 @@
-"""Export a blind labelling sample of fresh runs: every episode the judge kept and N it dropped (a seeded draw), shuffled,
-with no verdict, as the judge set's rows without a label, and a reading sheet (markdown) a person labels from.
+"""Export a blind labelling sample of fresh runs: every episode the judge kept and N it dropped (a seeded draw),
+shuffled, with no verdict, as the judge set's rows without a label, and a reading sheet (markdown) a person labels from.
 
     python tests/data/judge_set/export_sample.py --run DATA_DIR RUN_ID [--run ...] --dropped 50 --part a11 \\
         --out tests/data/judge_set/default_policy11.jsonl --sheet /tmp/sheet.md
