@@ -13,7 +13,7 @@ Parts: `a` the default policy's (SmolLM2-135M) episodes of a `make synth` run, l
 did not read the judge, each scored blind once (the first set then served as dev, see
 benchmarks/README.md). Labels were set before the judge ran and are never edited to match it.
 
-With `--before REV` (default 6c45768, the judge before it was measured two-sided) the same
+With `--before REV` (default 7f1c641, the last judge of rules before the claim layer) the same
 episodes are judged by the code at REV too (a git worktree, its default policy), so the table and
 the plot show both in one run; `--no-before` skips it.
 
@@ -146,6 +146,8 @@ SOURCES = {
     "capable, dev (b + c)": ("b", "c"),
     "capable, held-out": ("b-heldout", "c-heldout"),
     "capable, held-out 2": ("b-heldout2", "c-heldout2"),
+    "capable, blind 1 (cap-blind3 + 4)": ("cap-blind3", "cap-blind4"),
+    "capable, blind 2 (cap-blind5 + 6)": ("cap-blind5", "cap-blind6"),
 }
 
 SHORT = {
@@ -156,6 +158,8 @@ SHORT = {
     "capable, dev (b + c)": "dev",
     "capable, held-out": "held-out",
     "capable, held-out 2": "held-out 2",
+    "capable, blind 1 (cap-blind3 + 4)": "blind 1",
+    "capable, blind 2 (cap-blind5 + 6)": "blind 2",
 }
 
 
@@ -263,7 +267,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, default=RESULTS / "judge_two_sided.json")
     ap.add_argument("--plot", type=Path, default=RESULTS / "judge_two_sided.png")
-    ap.add_argument("--before", default="6c45768", help="also judge with the code at this git revision")
+    ap.add_argument("--before", default="7f1c641", help="also judge with the code at this git revision")
     ap.add_argument("--no-before", action="store_true")
     ap.add_argument("-v", "--verbose", action="store_true", help="list dropped good and kept bad episodes")
     args = ap.parse_args()

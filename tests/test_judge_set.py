@@ -35,6 +35,10 @@ FLOORS: dict[tuple[str, str], tuple[float, float]] = {
     ("capable, dev (b + c)", "lenient"): (1.0, 1.0),
     ("capable, held-out", "lenient"): (1.0, 1.0),
     ("capable, held-out 2", "lenient"): (1.0, 1.0),
+    # the blind parts, written by authors who had not read the judge; each scored once (its blind figure is in
+    # tests/data/judge_set/README.md), a dev part after
+    ("capable, blind 1 (cap-blind3 + 4)", "lenient"): (0.9, 0.98),
+    ("capable, blind 2 (cap-blind5 + 6)", "lenient"): (0.88, 0.92),
 }
 DEFAULT_PARTS = ("a", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10")
 
