@@ -129,7 +129,7 @@ def bug_report(
 
 REPORT_SCHEMA = {
     "type": "object",
-    "properties": {"report": {"type": "string", "minLength": 40, "maxLength": 3000}},
+    "properties": {"report": {"type": "string", "minLength": 40, "maxLength": 1200}},  # a tracker issue, not an essay
     "required": ["report"],
     "additionalProperties": False,
 }
