@@ -311,3 +311,15 @@ def test_model_written_reports_are_checked_and_fall_back_to_the_grammar(run_ctx,
     monkeypatch.setattr(writer, "structured", always_leaks)
     (kept,) = asyncio.run(model_statements(run_ctx, repo, [task], counts))
     assert kept.statement_source == "grammar" and kept.statement == task.statement
+
+
+def test_the_judge_hook_judges_an_episode_from_the_config(run_ctx):
+    from worldsmith.coding.verify import judge_coding_episode
+
+    if not run_ctx.store.read(CodingTask):
+        REPOS.run(run_ctx)
+    task = next(t for t in run_ctx.store.read(CodingTask) if t.family == "bugfix")
+    good = judge_coding_episode(task, task.gold_patch, run_ctx.cfg.coding, run_ctx.root)
+    bad = judge_coding_episode(task, "", run_ctx.cfg.coding, run_ctx.root)
+    assert good.resolved and good.reward == {"tests_fixed": 1.0, "tests_kept": 1.0, "resolved": 1.0}
+    assert not bad.resolved and bad.reward["tests_fixed"] == 0.0

@@ -14,8 +14,10 @@ from pathlib import Path
 from worldsmith.coding.harness.ws_tools import ToolError, apply_patch_text, parse_patch
 from worldsmith.coding.models import BugTask, CodingJudgement
 from worldsmith.coding.mutate import is_test_file
+from worldsmith.coding.repos import fetch, load_repos
 from worldsmith.coding.sandbox import Box, Limits
 from worldsmith.coding.testrun import FAILING, PASSING, run_tests
+from worldsmith.config import resolve_path
 
 JUDGE_LIMITS = Limits(wall_s=300, cpu_s=300, memory_mb=2048)
 
@@ -145,3 +147,17 @@ def judge_test_patch(
     )
     j.seconds = round(time.monotonic() - t0, 2)
     return j
+
+
+def judge_coding_episode(task: BugTask, patch: str, coding, root: Path) -> CodingJudgement:
+    """The judge stage's hook: `task` a `CodingTask`, `patch` its `CodingEpisode.patch`, `coding` the run's
+    `cfg.coding`, `root` the project root (config paths are taken from it). Fetches the repository from the cache
+    (once) and judges the patch by its family in fresh sandboxes. For `Reward`: verifiable = `resolved`,
+    verifiable_fraction = `tests_fixed * tests_kept`."""
+    repos_file = resolve_path(root, coding.repos_file)
+    cache = resolve_path(root, coding.cache_dir)
+    entry = next((e for e in load_repos(repos_file) if e.name == task.repo), None)
+    if entry is None:
+        raise ValueError(f"{task.task_id}: repository {task.repo!r} is not in {repos_file}")
+    pristine = fetch(entry, cache, repos_file.parent).root
+    return judge(task, patch, pristine, cache / "work", coding.backend)
