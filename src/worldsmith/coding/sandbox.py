@@ -11,7 +11,8 @@ Backends, best first (`backend_name()`; `WORLDSMITH_SANDBOX` forces one):
 - `bwrap`: bubblewrap (Debian's `bubblewrap`, `make setup-sandbox`): new mount, network, PID,
   IPC and UTS namespaces over a root made only of the read-only binds and the box. Run as root,
   the command itself is switched to `nobody` (setpriv), because the kernel does not hold root
-  to RLIMIT_NPROC (a fork bomb would go unbounded).
+  to RLIMIT_NPROC (a fork bomb would go unbounded); the process limit is set inside (prlimit), so
+  it counts the sandbox's processes, not every process of a non-root user on the host.
 - `unshare`: util-linux `unshare -rn` (user + network + PID namespaces) and the same rlimits:
   no network, runaway processes bounded and killed, but the file system is not narrowed: a
   fallback where bubblewrap is missing, weaker on writes outside the folder.
@@ -130,24 +131,28 @@ def python_executable() -> str:
     return str(Path(sys.prefix) / "bin" / "python")
 
 
-def _limits_preexec(limits: Limits, drop_to_nobody: bool = False):
+def _limits_preexec(limits: Limits):
+    """The rlimits set before the sandbox starts. Not RLIMIT_NPROC: set there, it would be checked against every
+    process of the (non-root) user on the host, since a user namespace made after it keeps it as its ceiling; the
+    sandbox sets it inside (`_nproc_prefix`), where it counts only the sandbox's own processes."""
+
     def apply() -> None:
         os.setsid()
         for res, value in (
             (resource.RLIMIT_CPU, limits.cpu_s),
             (resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024),
             (resource.RLIMIT_FSIZE, limits.file_mb * 1024 * 1024),
-            (resource.RLIMIT_NPROC, limits.nproc),
             (resource.RLIMIT_NOFILE, limits.open_files),
             (resource.RLIMIT_CORE, 0),
         ):
             resource.setrlimit(res, (value, value))
-        if drop_to_nobody:
-            os.setgroups([])
-            os.setgid(NOBODY)
-            os.setuid(NOBODY)
 
     return apply
+
+
+def _nproc_prefix(limits: Limits) -> list[str]:
+    """The command's process limit, set inside the sandbox (util-linux prlimit) just before it runs."""
+    return [shutil.which("prlimit") or "prlimit", f"--nproc={limits.nproc}:{limits.nproc}", "--"]
 
 
 def _bwrap_argv(box: Box, env: dict[str, str]) -> list[str]:
@@ -290,12 +295,13 @@ def run(
     if name == "bwrap":
         if as_root:
             _hand_to(box, NOBODY)
-        cmd = _bwrap_argv(box, full_env) + list(argv)
+        cmd = _bwrap_argv(box, full_env) + _nproc_prefix(limits) + list(argv)
         popen_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
         cwd = str(box.root)
         preexec = _limits_preexec(limits)
     elif name == "unshare":
-        cmd = ["unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child", "--", *argv]
+        cmd = ["unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child", "--"]
+        cmd += _nproc_prefix(limits) + list(argv)
         popen_env = full_env
         cwd = str(box.repo)
         preexec = _limits_preexec(limits)
