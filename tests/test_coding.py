@@ -320,6 +320,10 @@ def test_a_real_package_end_to_end(tmp_path):
     assert len(tasks) >= 2, funnel
     assert all(len(t.pass_to_pass) > 400 for t in tasks)
     assert judge_patch(tasks[0], tasks[0].gold_patch, repo.root, tmp_path).resolved
+    other = tmp_path / "other-cache" / "sdists"  # the same sdist, a wrong hash recorded: refused
+    other.mkdir(parents=True)
+    for sdist in (cache / "sdists").glob("inflection-0.5.1.*"):
+        (other / sdist.name).write_bytes(sdist.read_bytes())
     with pytest.raises(Exception, match="sha256"):
         fetch(entry.model_copy(update={"sha256": "0" * 64}), tmp_path / "other-cache")
 
