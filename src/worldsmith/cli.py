@@ -664,6 +664,7 @@ def coding_tasks(
     seed: Annotated[int, typer.Option()] = 0,
     only: Annotated[Optional[list[str]], typer.Option(help="repository names (repeatable)")] = None,
     summary: Annotated[Optional[Path], typer.Option(help="write the funnel as JSON here")] = None,
+    testwriter: Annotated[int, typer.Option(help="TestWriter tasks made from the bug tasks, per repository")] = 0,
 ) -> None:
     """Verified BugFixer tasks: mutations kept only when tests break and the gold revert passes, both in the sandbox."""
     from worldsmith.coding.make import make_tasks, write_summary
@@ -671,7 +672,9 @@ def coding_tasks(
 
     grammar = Prompts(Path("prompts")).data("bug_report")
     line = lambda m: console.print(m, soft_wrap=True, highlight=False, markup=False)
-    s = make_tasks(repos, cache, out, grammar, per_repo, max_tries, parallel, seed, only, log=line)
+    s = make_tasks(
+        repos, cache, out, grammar, per_repo, max_tries, parallel, seed, only, log=line, testwriter=testwriter
+    )
     if summary:
         write_summary(s, summary)
     f = s["funnel"]

@@ -13,6 +13,7 @@ from pathlib import Path
 from worldsmith.coding.bugs import BaselineError, baseline, make_bug_tasks
 from worldsmith.coding.models import BugTask, Funnel
 from worldsmith.coding.repos import RepoError, fetch, load_repos
+from worldsmith.coding.testwriter import make_testwriter_task, testwriter_id
 
 
 def read_tasks(path: Path) -> list[BugTask]:
@@ -33,6 +34,7 @@ def make_tasks(
     only: list[str] | None = None,
     backend: str = "auto",
     log: Callable[[str], None] = print,
+    testwriter: int = 0,
 ) -> dict:
     """Make (or resume) the tasks; the summary: counts, seconds, rate, the funnel by repo and operator."""
     entries = [e for e in load_repos(repos_file) if not only or e.name in only]
@@ -42,7 +44,7 @@ def make_tasks(
     total = Funnel()
     by_repo: dict[str, dict] = {}
     t0 = time.monotonic()
-    made = 0
+    made = tw_total = 0
     for entry in entries:
         r0 = time.monotonic()
         try:
@@ -52,7 +54,7 @@ def make_tasks(
             log(f"{entry.name}: skipped: {exc}")
             by_repo[entry.name] = {"error": str(exc)[:500]}
             continue
-        already = sum(t.repo == repo.name and t.version == repo.version for t in have)
+        already = sum(t.repo == repo.name and t.version == repo.version and t.family == "bugfix" for t in have)
         want = max(0, per_repo - already)
         log(
             f"{repo.repo_id}: baseline {len(base.passing)} passing tests in {base.seconds:.1f} s"
@@ -82,10 +84,27 @@ def make_tasks(
             if want
             else ([], Funnel())
         )
+        tw_made, tw_outcomes = [], []
+        if testwriter:
+            have_tw = {t.task_id for t in have if t.repo == repo.name and t.family == "testwriter"}
+            bugs = sorted(
+                [*tasks, *(t for t in have if t.repo == repo.name and t.family == "bugfix")], key=lambda t: t.task_id
+            )
+            for bug in bugs:
+                if len(tw_made) + len(have_tw) >= testwriter or len(tw_outcomes) >= 3 * testwriter:
+                    break
+                if testwriter_id(bug.task_id) in have_tw:
+                    continue
+                outcome, tw = make_testwriter_task(bug, repo, cache_dir / "work", grammar, backend, seed)
+                tw_outcomes.append(outcome)
+                if tw is not None:
+                    tw_made.append(tw)
+            log(f"{repo.repo_id}: {len(tw_made)} TestWriter tasks ({', '.join(tw_outcomes) or 'none tried'})")
         with open(out, "a") as f:
-            for t in tasks:
+            for t in [*tasks, *tw_made]:
                 f.write(t.model_dump_json() + "\n")
         made += len(tasks)
+        tw_total += len(tw_made)
         total.add(funnel)
         seconds = time.monotonic() - r0
         by_repo[repo.name] = {
@@ -94,6 +113,7 @@ def make_tasks(
             "baseline_tests": len(base.passing),
             "baseline_s": round(base.seconds, 2),
             "tasks": len(tasks) + already,
+            "testwriter_tasks": len(tw_made),
             "seconds": round(seconds, 1),
             "funnel": funnel.model_dump(exclude={"by_operator"}),
         }
@@ -105,6 +125,7 @@ def make_tasks(
     seconds = time.monotonic() - t0
     summary = {
         "tasks_made": made,
+        "testwriter_made": tw_total,
         "tasks_total": len(read_tasks(out)),
         "repos": sorted(n for n, r in by_repo.items() if r.get("tasks")),
         "seconds": round(seconds, 1),
