@@ -414,3 +414,29 @@ def test_testwriter_tasks_are_made_and_judged_by_execution(mini_tasks, mini, tmp
     # editing the library is not writing a test
     lib = judge(tw, bug.gold_patch, mini.root, tmp_path)
     assert not lib.resolved and lib.source_edited == ["minilib/__init__.py"]
+
+
+def test_make_tasks_writes_resumes_and_counts_the_funnel(tmp_path, mini):
+    """`worldsmith coding tasks`' loop: tasks appended to a JSONL with progress lines, a re-run makes none again."""
+    from worldsmith.coding.make import make_tasks, read_tasks
+
+    (tmp_path / "repos.yaml").write_text(f"repos:\n  - {{name: minilib, path: {mini.root}}}\n")
+    out, lines = tmp_path / "tasks.jsonl", []
+    s = make_tasks(
+        tmp_path / "repos.yaml",
+        tmp_path / "cache",
+        out,
+        GRAMMAR,
+        per_repo=2,
+        max_tries=8,
+        log=lines.append,
+        testwriter=1,
+    )
+    tasks = read_tasks(out)
+    assert s["tasks_made"] >= 2 and s["testwriter_made"] == 1 and len(tasks) == s["tasks_made"] + 1
+    assert s["funnel"]["tried"] >= s["funnel"]["broke"] >= s["funnel"]["verified"] == s["tasks_made"]
+    assert any("baseline 8 passing tests" in ln for ln in lines) and any("TestWriter" in ln for ln in lines)
+    again = make_tasks(
+        tmp_path / "repos.yaml", tmp_path / "cache", out, GRAMMAR, per_repo=2, log=lines.append, testwriter=1
+    )
+    assert again["tasks_made"] == again["testwriter_made"] == 0 and len(read_tasks(out)) == len(tasks)
