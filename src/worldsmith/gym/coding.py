@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,7 @@ from worldsmith.config import PipelineConfig, RoleConfig
 from worldsmith.gym.env import LIMITS, Observation, StepResult, as_assistant_message
 from worldsmith.llm import Prompts
 from worldsmith.records import CodingJudgement, CodingTask, Trajectory
-from worldsmith.rollouts.coding import coding_rollouts_config, trajectory_id_for
+from worldsmith.rollouts.coding import coding_rollouts_config, episode_seed, trajectory_id_for
 from worldsmith.rollouts.episode import Episode, EpisodeRun
 from worldsmith.store import RunStore
 from worldsmith.worldmodel.toolset import ToolSet
@@ -99,7 +98,7 @@ class CodingEnv:
         task = self.taskset.tasks[task_id]
         tools = coding_toolspecs()
         agent = coding_agent(task.repo, task.version, self.prompts, tools, task.family)
-        seed = zlib.crc32(f"{self.taskset.run_seed}:{task_id}:{sample}".encode()) if seed is None else seed
+        seed = episode_seed(task_id, sample, self.taskset.run_seed) if seed is None else seed
         ep = Episode(
             trajectory_id_for(task_id, sample, self.taskset.run_seed),
             episode_task(task, agent),

@@ -11,6 +11,7 @@ test failing on the buggy world and passing on the fixed one) and stored with th
 from __future__ import annotations
 
 import asyncio
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,10 @@ def trajectory_id_for(task_id: str, sample: int, run_seed: int) -> str:
     return content_id(task_id, sample, run_seed, prefix="cod_")
 
 
+def episode_seed(task_id: str, sample: int, run_seed: int) -> int:
+    return zlib.crc32(f"{run_seed}:{task_id}:{sample}".encode())
+
+
 async def play_one(
     task: CodingTask,
     pristine: Path,
@@ -73,19 +78,19 @@ async def play_one(
     prompts,
     cfg: RolloutsConfig,
     sample: int,
-    seed: int,
+    run_seed: int,
     backend: str = "auto",
 ) -> CodingEpisode:
-    """One coding episode, played and judged by execution."""
+    """One coding episode (sample `sample` of the run seeded `run_seed`), played and judged by execution."""
     tools = coding_toolspecs()
     agent = coding_agent(task.repo, task.version, prompts, tools, task.family)
     ep = Episode(
-        trajectory_id_for(task.task_id, sample, seed),
+        trajectory_id_for(task.task_id, sample, run_seed),
         episode_task(task, agent),
         agent,
         ToolSet.build(tools),
         sample,
-        seed,
+        episode_seed(task.task_id, sample, run_seed),
     )
     with Workspace(task, pristine, work, backend) as ws:
         run = EpisodeRun(ep, client, prompts, cfg)
@@ -139,7 +144,7 @@ async def play_coding(ctx: RunContext, client, shard: Shard | None = None) -> di
             progress.in_flight += 1
             try:
                 episode = await play_one(
-                    task, pristine[task.repo], cache / "work", client, ctx.prompts, cfg, k, ctx.seed + k, coding.backend
+                    task, pristine[task.repo], cache / "work", client, ctx.prompts, cfg, k, ctx.seed, coding.backend
                 )
             finally:
                 progress.in_flight -= 1
