@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from worldsmith.config import PipelineConfig, PolicyConfig, data_dir
-from worldsmith.records import Agent, HeldOut, ModelEval, Task, ToolSpec, Trajectory, Verdict, World, content_id
 from worldsmith.judge.reward import INVALID_CALLS, server_failed, unparsed
 from worldsmith.judge.rubric import arguments_match
+from worldsmith.records import Agent, HeldOut, ModelEval, Task, ToolSpec, Trajectory, Verdict, World, content_id
 from worldsmith.store import RunStore
 from worldsmith.vocab import export_jsonl
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from worldsmith.config import JudgeConfig, RolloutsConfig
 from worldsmith.judge.checks import find_hacks
+from worldsmith.judge.rubric import goal_met
 from worldsmith.llm import LLMClient, LLMResult, Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
 from worldsmith.mcp.executor import RealExecutor
@@ -28,7 +29,6 @@ from worldsmith.prose import garbled_text, ignores_result, one_word
 from worldsmith.records import Agent, FaultEvent, Task, ToolCall, ToolSpec, Trajectory, content_id
 from worldsmith.records import World as WorldSchema
 from worldsmith.rollouts.user import UserSimulator
-from worldsmith.judge.rubric import goal_met
 from worldsmith.vocab import END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS
 from worldsmith.worldmodel.faults import FaultInjector
 from worldsmith.worldmodel.grounding import (

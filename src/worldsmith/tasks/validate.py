@@ -26,8 +26,8 @@ import jsonschema
 from jsonpointer import JsonPointer
 from referencing.exceptions import Unresolvable
 
-from worldsmith.records import Task, ToolSpec
 from worldsmith.judge.rubric import MISSING, check_state, parent_pointer, pointer_problem, resolve
+from worldsmith.records import Task, ToolSpec
 from worldsmith.vocab import MACHINE_KINDS
 
 
