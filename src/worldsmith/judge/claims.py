@@ -196,7 +196,7 @@ class _Reader:
         return [r for r in recs if collections is None or r.collection in collections]
 
     def _of_kind(self, named: list[Rec], nouns: set[str]) -> list[Rec]:
-        """The records of a kind the clause names that refer to the `named` ones, where the named are of another kind."""
+        """The records of a kind the clause names that refer to the `named` ones (when those are of another kind)."""
         if not nouns or any(r.collection in nouns for r in named):
             return named
         keys = {r.key for r in named}
