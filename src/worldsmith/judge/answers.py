@@ -260,7 +260,9 @@ DECLINE = re.compile(
     r"|not permitted|isn't allowed|no tool|not supported|not authori[sz]ed"
     r"|(?:don't|do not|doesn't|does not) (?:have|support|allow|permit|offer)|can only (?:help|assist)"
     r"|outside (?:of )?(?:what|my|the scope)|beyond (?:what|my)|against (?:our|the) (?:policy|rules)"
-    r"|only (?:an? |the )?(?:[\w-]+ ){1,3}(?:can|may) be)\b",  # the rule that stops it
+    r"|only (?:an? |the )?(?:[\w-]+ ){1,3}(?:can|may) be"  # the rule that stops it
+    r"|can only be \w+|(?:is|are) only possible|past the point|no longer (?:possible|able)|not eligible"
+    r"|has to go through|have to go through)\b",
     re.IGNORECASE,
 )
 

@@ -108,6 +108,7 @@ def read_claims(traj: Trajectory, at: int, words: bool = True) -> list[Claim]:
             read.states()
             read.attributions()
             read.counts()
+            read.swaps()
         if words:
             read.words()
         out += read.found
@@ -172,21 +173,49 @@ class _Reader:
 
     def subjects(self, collections: set[str] | None = None) -> list[Rec]:
         """The records the clause speaks of: those its ids name, else those its line's ids name (a list item, a table
-        row), else those of the kind it names that the conversation has shown, else the last ones a result showed."""
+        row), else those of the kind it names that the conversation has shown, else the last ones a result showed.
+        A kind named beside another record ("the WS308 booking": a flight's number) is the records of that kind that
+        refer to it; a kind named with a word one of its fields holds ("your debit card") is those that hold it."""
         ev = self.ev
-        for text in (self.text, self.clause.line):
-            named = [ev.records[k] for k in _keys_in(text, ev)] or _named_by_value(text, ev)
-            if named:
-                return [r for r in named if collections is None or r.collection in collections] or named
         nouns = {name for name, coll in ev.collections.items() if _names_any(self.low, coll.nouns)}
+        # a table row or a list item speaks of its record; a prose line's other sentences speak of their own
+        for text in (self.text, self.clause.line) if self.clause.structured else (self.text,):
+            row = text is self.clause.line
+            named = _cell_records(text, ev) if row else []
+            keys = _row_keys(text, ev) if row else _keys_in(text, ev)
+            named = named or [ev.records[k] for k in keys] or _named_by_value(text, ev)
+            if named:
+                named = self._of_kind(named, nouns)
+                return [r for r in named if collections is None or r.collection in collections] or named
         if collections is not None and nouns:
             nouns &= collections
         if nouns:
-            recs = [r for r in ev.in_play() if r.collection in nouns]
-            if recs:
-                return recs
+            recs = self._qualified([r for r in ev.in_play() if r.collection in nouns])
+            return recs or []  # a kind named, none of its shown records picked: no record to hold it against
         recs = ev.last_records or ev.in_play()
         return [r for r in recs if collections is None or r.collection in collections]
+
+    def _of_kind(self, named: list[Rec], nouns: set[str]) -> list[Rec]:
+        """The records of a kind the clause names that refer to the `named` ones (when those are of another kind)."""
+        if not nouns or any(r.collection in nouns for r in named):
+            return named
+        keys = {r.key for r in named}
+        referring = [r for r in self.ev.in_play() if r.collection in nouns and keys & {str(v) for v in r.now.values()}]
+        return referring or named
+
+    def _qualified(self, recs: list[Rec]) -> list[Rec] | None:
+        """Of the records of the kind named, those a word before the noun picks ("your debit card": card_type debit);
+        None when the word picks another value of that field and no shown record holds it (it speaks of one unshown)."""
+        if not recs:
+            return None
+        coll = self.ev.collections.get(recs[0].collection or "")
+        words = set(re.findall(r"[a-z]+", self.low))
+        for f, values in (coll.state_fields if coll else {}).items():
+            said = {v for v in values if v.lower() in words}
+            if said and len(values) > 1:
+                held = [r for r in recs if str(r.now.get(f, "")).lower() in said]
+                return held or None
+        return recs
 
     # -------------------------------------------------------------- values
 
@@ -197,15 +226,17 @@ class _Reader:
                 continue  # a small bare number is a count (read by counts) or a measure ("5 business days")
             if v.kind == "date":
                 self._weekday(v)
+            # the user's words, or what a call looked up ("my first lookup of 8806 didn't match")
+            tried = bool(re.search(rf"(?<![\w-]){re.escape(v.raw)}(?![\w-])", " ".join([*ev.user, *ev.arguments])))
             alone = not re.match(r"[-/.\w]", text[v.start + len(v.raw) : v.start + len(v.raw) + 1] or " ") and not (
                 v.start and text[v.start - 1] in "-/._"
             )  # not a part of a longer code ("978-1-2669-4701")
-            if v.kind == "number" and not v.money and alone and (key := ev.key_by_digits(v.raw)):
+            if v.kind == "number" and not v.money and alone and not tried and (key := ev.key_by_digits(v.raw)):
                 self.add("value", "contradicted", f"{v.raw!r} is {key} without its prefix: it names no record")
                 continue
             if ev.seen.has(v, text[max(0, v.start - 20) : v.start]):
                 continue
-            if v.kind == "id" and not re.search(r"[A-Za-z]", v.raw) and (key := ev.key_by_digits(v.raw)):
+            if v.kind == "id" and not tried and not re.search(r"[A-Za-z]", v.raw) and (key := ev.key_by_digits(v.raw)):
                 self.add("value", "contradicted", f"{v.raw!r} is {key} without its prefix: it names no record")
                 continue
             if v.kind == "id":
@@ -505,6 +536,11 @@ class _Reader:
             state = re.sub(r"[\s_-]+", " ", m.group("state"))
             if re.match(PLAN_OR_LABEL, low[m.end() :]):
                 continue  # "scheduled date", "scheduled for May 3", "scheduled to take place": a label or a plan
+            if re.search(
+                r"\b(?:an?|any|every|each)\s+(?:\w+\s+)?$",
+                low[max(0, m.start() - 40) : m.start()].split(" is")[0] + " ",
+            ):
+                continue  # "an order is pending": a rule about any record, not a record's state
             window = low[max(0, m.start() - 30) : m.end()]
             negated = bool(re.search(r"\b(?:not|never|no longer)\b|n't\b", window))
             past = bool(re.search(r"\b(?:was|were|had|used to be)\b", window))
@@ -539,6 +575,8 @@ class _Reader:
             if not fields:
                 continue
             value = m.group("value").strip()
+            if re.match(r"(?:on|at|in|for|to|from|by|with|under|of|about|into)\b", value, re.IGNORECASE):
+                continue  # "the note is on CASE-18074": where it is, not its value
             items = [value]
             if re.search(r"s\s*$", m.group("label")) and label[-1] != "status":  # "ids: bld-7703, ops/...": each
                 rest = self.text[m.start("value") :]
@@ -567,7 +605,10 @@ class _Reader:
         named = self.ev.collection_of_noun(" ".join(label))
         if named and any(_matches(value, typed, x) for r in self.ev.in_play(named) for x in r.now.values()):
             return None
-        explicit = any(_keys_in(t, self.ev) or _named_by_value(t, self.ev) for t in (self.text, self.clause.line))
+        explicit = bool(_keys_in(self.text, self.ev) or _named_by_value(self.text, self.ev)) or (
+            self.clause.structured
+            and bool(_row_keys(self.clause.line, self.ev) or _cell_records(self.clause.line, self.ev))
+        )
         specific = bool(typed) or bool(re.search(r"\d|@|[A-Z][a-z]+ [A-Z]", value)) or "/" in value
         for rec in recs if specific and not _looks_like_state(value, self.ev) else ():
             for f, held in rec.now.items():
@@ -596,6 +637,48 @@ class _Reader:
         return None
 
     # -------------------------------------------------------------- counts
+
+    def swaps(self) -> None:
+        """A value said of a named record that another record of the same kind holds in the field the named one holds
+        otherwise: two records' values swapped in one reply ("WS805 departs April 26", WS806's date). The records a
+        clause names are those its ids, or a value only they hold, name in the clause or its line (a table row, a list
+        item), with the records they refer to (a rental's car, an appointment's doctor)."""
+        ev = self.ev
+        texts = (self.text, self.clause.line) if self.clause.structured else (self.text,)
+        # ids name the record; without one, a value only it holds does (with one, such a value may be the swapped one)
+        named = [ev.records[k] for t in texts for k in _keys_in(t, ev)]
+        named = named or [r for t in texts for r in _named_by_value(t, ev)]
+        if not named or len({r.collection for r in named}) > 1 and not self.clause.structured:
+            return
+        scope = {id(r): r for r in named}
+        for r in list(scope.values()):
+            for v in r.now.values():
+                if isinstance(v, str) and v in ev.records:
+                    scope.setdefault(id(ev.records[v]), ev.records[v])
+        values = [v for v in extract(self.text) if v.kind in ("date", "time", "id") or (v.kind == "number" and v.money)]
+        values = [v for v in values if not (v.kind == "id" and v.raw in ev.records)]
+        # an email, or a table cell's whole text, is a value too ("Raised by: kenji.mori@corp.example")
+        cell = re.match(r"^[A-Za-z][\w ]{0,30}:\s*(.+)$", self.text) if self.clause.structured else None
+        cells = [cell.group(1).strip(), re.sub(r"\s*\([^)]*\)", "", cell.group(1)).strip()] if cell else []
+        for text in dict.fromkeys([*EMAIL.findall(self.text), *cells]):
+            values.append(Value("text", text, frozenset({"text:" + text.lower()}), self.text.find(text)))
+        for v in values:
+            if any(_holds_value(r, v) for r in scope.values()):
+                continue
+            for other in ev.in_play():
+                if id(other) in scope:
+                    continue
+                for f, held in other.now.items():
+                    if not _holds_value_in(held, v):
+                        continue
+                    mine = [r for r in scope.values() if r.collection == other.collection and f in r.now]
+                    if mine:
+                        self.add(
+                            "value",
+                            "contradicted",
+                            f"{v.raw!r} is {other.key}'s {f.replace('_', ' ')}; {mine[0].key}'s is {mine[0].now[f]!r}",
+                        )
+                        return
 
     def counts(self) -> None:
         ev, low = self.ev, self.low
@@ -782,8 +865,41 @@ def _keys_in(text: str, ev: Evidence) -> list[str]:
     return [k for k in ev.records if len(k) >= 3 and re.search(rf"(?<![\w-]){re.escape(k.lower())}(?![\w-]|\.\d)", low)]
 
 
+def _holds_value_in(held: Any, v: Value) -> bool:
+    """Whether a field's value is the typed value `v` (a date by its day too, an amount numerically, a text whole)."""
+    if held is None or isinstance(held, bool | dict | list):
+        return False
+    if v.kind == "text":
+        return re.sub(r"[\s_]+", " ", str(held).lower()).strip() == re.sub(r"[\s_]+", " ", v.raw.lower()).strip()
+    if v.kind == "number":
+        return isinstance(held, int | float) and abs(float(_num(v)) - float(held)) < 0.005
+    forms = {f for x in extract(str(held)) for f in x.forms}
+    if v.kind == "date":
+        forms |= {"day:" + f[10:] for f in forms if f.startswith("date:")}
+    return bool(v.forms & forms)
+
+
+def _holds_value(rec: Rec, v: Value) -> bool:
+    return any(_holds_value_in(x, v) for version in [*rec.versions, *rec.seen] for x in version.values())
+
+
 def _tool_names(ev: Evidence) -> list[str]:
     return [(t.get("function") or t).get("name", "") for t in ev.traj.tools]
+
+
+def _row_keys(line: str, ev: Evidence) -> list[str]:
+    """The ids a table row or list item is about: a cell that is an id, or starts with one ("ord-1 (pending)"); an id
+    inside a cell's text ("Transfer to acc-6004") is something the record says, not the record."""
+    cells = [re.sub(r"^[A-Za-z][\w ]{0,30}:\s*", "", c).strip() for c in re.split(r";|\s[—–-]\s|:\s", line)]
+    return [k for k in ev.records if any(re.match(rf"{re.escape(k)}(?![\w-])", c, re.IGNORECASE) for c in cells)]
+
+
+def _cell_records(line: str, ev: Evidence) -> list[Rec]:
+    """The records a table row's or list item's whole cells name by a value only they hold ("Description: Transfer to
+    acc-6004" is the transaction, not the account its text mentions)."""
+    cells = [re.sub(r"^[A-Za-z][\w ]{0,30}:\s*", "", c).strip() for c in line.split(";")]
+    names = {k.lower(): r for k, r in ev.names.items()}
+    return list({id(r): r for c in cells if (r := names.get(c.lower())) is not None}.values())
 
 
 def _named_by_value(text: str, ev: Evidence) -> list[Rec]:

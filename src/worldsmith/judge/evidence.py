@@ -405,7 +405,7 @@ class Evidence:
         for rec in self.in_play():
             for v in rec.now.values():
                 text = scalar_text(v)
-                if text and len(text) >= 3 and text != rec.key and re.search(r"[\dA-Z_]", text) and " " not in text[:1]:
+                if text and len(text) >= 3 and text not in self.records and re.search(r"[\dA-Z_]", text):
                     seen.setdefault((rec.collection, text), []).append(rec)
         return {
             text: recs[0]

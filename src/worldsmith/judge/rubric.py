@@ -231,10 +231,15 @@ def _user_said(traj: Trajectory, value: str, before_call: str) -> bool:
     words, "the one with Dr Webster on Friday 10 April": half its words or more, in any order,
     as a user picks a record: "the Friday 10 April one")."""
     words = set(re.findall(r"[a-z0-9]{2,}", str(value).lower())) - {"the", "one", "with", "on", "of", "my", "a"}
+    offered: list[str] = []  # the lines of the agent's last reply, each an option the user may pick by its words
     for m in traj.messages:
         if m["role"] == "tool" and m.get("tool_call_id") == before_call:
             return False
         text = m.get("content") or ""
+        if m["role"] == "assistant" and text.strip():
+            offered = [line for line in text.splitlines() if line.strip()]
+        if m["role"] == "user" and offered and _picked(value, offered, text):
+            return True  # "The Los Angeles one" for the option "rnl-6206: LAX (Los Angeles), April 20"
         if m["role"] == "user" and mentions(value, [text])[0]:
             return True
         if m["role"] == "user" and any(_named(n, text) for n in record_names(traj, value) if not n.isdigit()):
@@ -243,6 +248,20 @@ def _user_said(traj: Trajectory, value: str, before_call: str) -> bool:
         if m["role"] == "user" and len(words) >= 3 and len(shared) >= max(2, len(words) / 2):
             return True
     return False
+
+
+def _picked(value: str, options: list[str], reply: str) -> bool:
+    """Whether the user's reply picks, by its own words, the one option line (of several the agent listed) that holds
+    `value`: a word of four letters or more that is on that line and on no other option's."""
+    mine = [o for o in options if mentions(value, [o])[0]]
+    others = [o for o in options if not mentions(value, [o])[0] and re.search(r"\b[a-z]+[-_]\d", o.lower())]
+    if len(mine) != 1 or not others:
+        return False
+    said = set(re.findall(r"[a-z]{4,}", reply.lower()))
+    own = set(re.findall(r"[a-z]{4,}", mine[0].lower())) - {
+        w for o in others for w in re.findall(r"[a-z]{4,}", o.lower())
+    }
+    return bool(said & own)
 
 
 def _named(name: str, text: str) -> bool:

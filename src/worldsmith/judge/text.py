@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 # a sentence's end: . ! ? then a space and what starts a sentence; not after a title or a common abbreviation
 ABBREVIATIONS = {"dr", "mr", "mrs", "ms", "st", "no", "vs", "e.g", "i.e", "etc", "approx", "jr", "sr", "inc", "ltd"}
-SENTENCE_END = re.compile(r"(?<=[.!?])[)\"'”’]*\s+(?=[\"'“‘(*_]*[A-Z0-9#$€£])")
+SENTENCE_END = re.compile(r"(?<=[.!?])[)\"'”’]*\s+(?=[\"'“‘(*_]*(?:[A-Z0-9#$€£]|[a-z]+[-_]\d))")
 CLAUSE_BREAK = re.compile(
     r"\s*;\s*|\s+[—–]\s+|\s+-\s+(?=[A-Za-z])"
     r"|,?\s+(?:but|so|yet|however|although|though|whereas|while)\s+"
@@ -70,6 +70,7 @@ class Clause:
     advice: bool  # "please contact support", "you can ...": tells the user what to do
     negated: bool
     reason: bool  # "because it has shipped": a clause giving a reason (it states a fact)
+    structured: bool = False  # its line is a table row or a list item: the line's record is what it speaks of
 
     @property
     def asserts(self) -> bool:
@@ -80,7 +81,12 @@ class Clause:
 def plain_lines(reply: str) -> list[str]:
     """The reply's lines with markdown made plain: no emphasis marks, headers or list markers; a table's rows as
     "Header: cell; ..." lines (the header row itself and the rule under it dropped); code fences dropped."""
-    out: list[str] = []
+    return [line for line, _ in marked_lines(reply)]
+
+
+def marked_lines(reply: str) -> list[tuple[str, bool]]:
+    """`plain_lines`, each with whether it was a table row or a list item."""
+    out: list[tuple[str, bool]] = []
     header: list[str] | None = None
     for raw in (reply or "").replace("\u2019", "'").replace("\u00a0", " ").splitlines():
         line = raw.strip()
@@ -95,12 +101,13 @@ def plain_lines(reply: str) -> list[str]:
                 header = cells
                 continue
             parts = [f"{h}: {c}" if h and c else c for h, c in zip(header, cells, strict=False) if c]
-            out.append("; ".join(parts))
+            out.append(("; ".join(parts), True))
             continue
         header = None
+        item = bool(LIST_MARK.match(line))
         line = HEADER.sub("", LIST_MARK.sub("", line))
-        out.append(_unmark(line))
-    return [line for line in out if line.strip()]
+        out.append((_unmark(line), item))
+    return [(line, item) for line, item in out if line.strip()]
 
 
 def _unmark(text: str) -> str:
@@ -127,7 +134,7 @@ def sentences(line: str) -> list[str]:
 def clauses(reply: str) -> list[Clause]:
     """Every clause of a reply, in order, with its mood."""
     out: list[Clause] = []
-    for line in plain_lines(reply):
+    for line, structured in marked_lines(reply):
         for sentence in sentences(line):
             question = sentence.rstrip(" )\"'").endswith("?")
             for part in CLAUSE_BREAK.split(sentence):
@@ -146,6 +153,7 @@ def clauses(reply: str) -> list[Clause]:
                         advice=bool(ADVICE.match(text)),
                         negated=bool(NEGATION.search(text)),
                         reason=reason,
+                        structured=structured,
                     )
                 )
     return out
