@@ -404,6 +404,8 @@ class _Reader:
             if not (verb.endswith("ed") or verb.endswith("en") or verb in IRREGULAR):
                 continue
             after = low[m.end() :]
+            if verb in ("called", "named", "titled", "labelled", "labeled") and re.match(r"\s+[\"'“‘]?[a-z0-9]", after):
+                continue  # "is now called Engineering": what it is named, no act of calling
             if (HISTORY.match(after) and verb not in self.ev.state_words) or GENERIC.match(after):
                 continue  # "was booked on May 11", "is refunded within 5 days": a record's past, a rule
             if re.match(PLAN_OR_LABEL, after):
@@ -660,6 +662,7 @@ class _Reader:
         # an email, or a table cell's whole text, is a value too ("Raised by: kenji.mori@corp.example")
         cell = re.match(r"^[A-Za-z][\w ]{0,30}:\s*(.+)$", self.text) if self.clause.structured else None
         cells = [cell.group(1).strip(), re.sub(r"\s*\([^)]*\)", "", cell.group(1)).strip()] if cell else []
+        cells = [c for c in cells if len(c) >= 3 and re.search(r"[A-Za-z]", c)]  # "Feeds: 2" is a count, not a name
         for text in dict.fromkeys([*EMAIL.findall(self.text), *cells]):
             values.append(Value("text", text, frozenset({"text:" + text.lower()}), self.text.find(text)))
         for v in values:
