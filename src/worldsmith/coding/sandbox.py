@@ -300,7 +300,9 @@ def run(
         cwd = str(box.root)
         preexec = _limits_preexec(limits)
     elif name == "unshare":
-        cmd = ["unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child", "--"]
+        cmd = ["unshare", "--user", "--map-root-user", "--net", "--pid", "--fork", "--mount", "--kill-child", "--"]
+        # inside: the box's folders stay writable, every other mount is remounted read-only (harness/ws_confine.py)
+        cmd += [python_executable(), str(HARNESS / "ws_confine.py"), str(box.repo), str(box.tmp), "--"]
         cmd += _nproc_prefix(limits) + list(argv)
         popen_env = full_env
         cwd = str(box.repo)
