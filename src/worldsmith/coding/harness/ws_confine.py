@@ -24,7 +24,7 @@ def main() -> None:
     boxes, cmd = [os.path.realpath(p) for p in args[:at]], args[at + 1 :]
     for b in boxes:
         subprocess.run(["mount", "--bind", b, b], check=True)
-    for point, options in sorted(set((p, tuple(o)) for p, o in mounts()), key=lambda m: len(m[0])):
+    for point, options in sorted({(p, tuple(o)) for p, o in mounts()}, key=lambda m: len(m[0])):
         if point in boxes or any(point == k or point.startswith(k + "/") for k in KEEP_WRITABLE):
             continue
         kept = [o for o in options if o in LOCKED]
