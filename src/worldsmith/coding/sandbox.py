@@ -13,9 +13,10 @@ Backends, best first (`backend_name()`; `WORLDSMITH_SANDBOX` forces one):
   the command itself is switched to `nobody` (setpriv), because the kernel does not hold root
   to RLIMIT_NPROC (a fork bomb would go unbounded); the process limit is set inside (prlimit), so
   it counts the sandbox's processes, not every process of a non-root user on the host.
-- `unshare`: util-linux `unshare -rn` (user + network + PID namespaces) and the same rlimits:
-  no network, runaway processes bounded and killed, but the file system is not narrowed: a
-  fallback where bubblewrap is missing, weaker on writes outside the folder.
+- `unshare`: util-linux `unshare -rn` (user, network, PID and mount namespaces; `harness/ws_confine.py`
+  keeps the box writable and remounts every other mount read-only) and the same rlimits: no network,
+  no writes outside the folder, runaway processes killed; a fallback where bubblewrap is missing,
+  weaker: the host's files stay readable, and run by root the process limit does not bind.
 - `none`: no isolation and no limits at all (a safety wall clock of `NONE_GUARD_S` only). Only
   for showing the isolation tests fail with the sandbox off (`WORLDSMITH_SANDBOX=none`).
 """
