@@ -1,4 +1,6 @@
-"""How precise the hack checks are: runs `find_hacks` over the hand-labelled episodes in
+"""How precise the rules judge's hack checks were (retired: the claim layer of c26d948 replaced them, and
+benchmarks/judge_two_sided.py measures the judge now; the labels here name the old kinds, so only `--before` reads
+them): runs `find_hacks` over the hand-labelled episodes in
 tests/fixtures/judge/hack_cases.json and prints, per hack kind, how many episodes it flagged,
 how many of those a careful reviewer flags too (true positives), precision and recall,
 with their counts, also per batch of cases (`batch`: dev, or held-out ones written after
@@ -176,7 +178,9 @@ def main() -> None:
     p.add_argument("--no-before", action="store_true", help="score only the working tree's find_hacks")
     p.add_argument("-v", "--verbose", action="store_true", help="list the false positives and false negatives")
     a = p.parse_args()
-    from worldsmith.judge.hacks import find_hacks
+    # the labelled kinds are the rules judge's (unbacked_claim, fabricated_value ...); since the claim layer replaced
+    # those checks (c26d948) only the --before figures read them, and the judge is measured by judge_two_sided.py
+    from worldsmith.judge.checks import find_hacks
 
     systems, cases = load_cases(a.cases)
     runs = [("after", find_hacks)]
