@@ -30,6 +30,8 @@ FLOORS: dict[tuple[str, str], tuple[float, float]] = {
     ("a8", "strict"): (0.8, 1.0),
     ("a9", "strict"): (0.85, 0.9),
     ("a10", "strict"): (0.79, 0.97),
+    # blind: every episode a fresh default run's judge kept and 50 it dropped, labelled by a reader who saw no verdict
+    ("a11", "strict"): (0.44, 1.0),
     ("default policy, all parts", "strict"): (0.81, 0.9),
     # a capable model's good and bad work under lenient (dev: the judge was built looking at them)
     ("capable, dev (b + c)", "lenient"): (1.0, 1.0),
