@@ -81,6 +81,14 @@ def test_catalog_views_see_all_runs(tmp_path):
     assert "rubric" in query(tmp_path, "SELECT * FROM tasks")[0]
 
 
+def test_a_data_folder_under_a_folder_named_runs_keeps_its_run_ids(tmp_path):
+    """The views read a record's run from its shard's path: the run folder is the one right above the stage's, not
+    the first "runs/" of the path (a data folder at /work/runs/X1 gave every record the run id "X1")."""
+    data = tmp_path / "runs" / "X1"
+    RunStore(data, "worldsmith-abc").append([tool(1)])
+    assert query(data, "SELECT run_id FROM tools")[1] == [("worldsmith-abc",)]
+
+
 def test_json_columns_are_queryable(tmp_path):
     store = RunStore(tmp_path, "a")
     store.append(

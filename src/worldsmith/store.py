@@ -283,7 +283,7 @@ def view_statements(data_dir: Path, relative_to: Path | None = None) -> list[str
         if has_files:
             pattern = _glob(base, record_type.stage)
             select = (
-                f"SELECT regexp_extract(filename, 'runs/([^/]+)/', 1) AS run_id, * EXCLUDE (filename) "
+                f"SELECT regexp_extract(filename, 'runs/([^/]+)/[^/]+/[^/]+$', 1) AS run_id, * EXCLUDE (filename) "
                 f"FROM read_parquet('{pattern}', union_by_name=true, filename=true)"
             )
         else:
