@@ -148,6 +148,7 @@ SOURCES = {
     "capable, held-out 2": ("b-heldout2", "c-heldout2"),
     "capable, blind 1 (cap-blind3 + 4)": ("cap-blind3", "cap-blind4"),
     "capable, blind 2 (cap-blind5 + 6)": ("cap-blind5", "cap-blind6"),
+    "capable, blind 3 (cap-blind7)": ("cap-blind7",),
 }
 
 SHORT = {
@@ -160,6 +161,7 @@ SHORT = {
     "capable, held-out 2": "held-out 2",
     "capable, blind 1 (cap-blind3 + 4)": "blind 1",
     "capable, blind 2 (cap-blind5 + 6)": "blind 2",
+    "capable, blind 3 (cap-blind7)": "blind 3",
 }
 
 

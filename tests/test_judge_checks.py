@@ -103,12 +103,22 @@ def test_style_is_not_a_claim():
         assert "contradicted" not in found.values(), (reply, found)
 
 
-def test_the_cli_lists_the_declared_checks_with_the_policy():
+def test_the_cli_lists_the_declared_checks_with_the_policy(monkeypatch):
+    import logging
+
+    from rich.console import Console
     from typer.testing import CliRunner
 
-    from worldsmith.cli import app
+    import worldsmith.cli as cli
 
-    out = CliRunner().invoke(app, ["judge", "checks", "--set", "judge.unverifiable=lenient"], env={"COLUMNS": "300"})
+    monkeypatch.setattr(cli, "console", Console(width=400))  # a wide table: each name on one line
+    log = logging.getLogger("worldsmith")
+    handlers = list(log.handlers)
+    try:
+        out = CliRunner().invoke(cli.app, ["judge", "checks", "--set", "judge.unverifiable=lenient"])
+    finally:  # the CLI hands the library's log to its stdout: give later tests theirs back
+        for h in [h for h in log.handlers if h not in handlers]:
+            log.removeHandler(h)
     assert out.exit_code == 0, out.output
     for c in CHECKS:
         assert c.name in out.output

@@ -100,7 +100,9 @@ def test_the_readme_is_a_guide_of_at_most_400_lines_with_one_current_default_tab
     # the figures of other runs live in docs/results.md, dated
     assert not re.search(r"^\| (run|[A-Z]\d) \|", md, re.M), "a run-history table in the README"
     judge = [s for s in sections if s.startswith("The judge\n")]
-    assert len(judge) == 1 and "<!-- judge table: filled by the judge rewrite -->" in judge[0]
+    # one table of the judge's policies on each labelled part, blind figures apart from dev ones
+    assert len(judge) == 1 and "<!-- judge table -->" in judge[0] and "<!-- /judge table -->" in judge[0]
+    assert "**blind**" in judge[0] and "| dev |" in judge[0] and "strict" in judge[0] and "lenient" in judge[0]
     results = (ROOT / "docs" / "results.md").read_text()
     dates = re.findall(r"^## (\d{4}-\d\d-\d\d):", results, re.M)
     assert len(dates) >= 10 and dates == sorted(dates, reverse=True), "results.md: dated sections, newest first"

@@ -779,7 +779,8 @@ GENERIC = re.compile(
 )
 YOU_CAN = re.compile(
     r"^(?:and\s+)?you(?:'re| are)?\s+(?:now\s+|still\s+|no longer\s+)?(?:can(?:not|'t)?|could(?:n't)?|won't be able|"
-    r"are(?: not)? able|(?:now\s+)?ready to|will(?: not|n't)? be able)\b(?!\s+(?:contact|reach|call|ask|let|tell))"
+    r"are(?: not)? able|(?:now\s+)?ready to|will(?: not|n't)? be able)\b"
+    r"(?!\s+(?:now\s+|also\s+|always\s+)?(?:contact|reach|call|ask|let|tell|view|see|check|review|find|look|track))"
 )
 # a third party said to have done an act: "the customer has cancelled their order"
 OTHER_ACTOR = re.compile(
