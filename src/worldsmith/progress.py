@@ -39,6 +39,19 @@ def lines_wanted() -> bool:
     return os.environ.get(LINES_ENV) == "1" or not sys.stdout.isatty()
 
 
+class _CurrentStdout(logging.StreamHandler):
+    """A stream handler on whatever `sys.stdout` is when a line is written: a face that swaps stdout (a console, a
+    captured run) still gets the lines, and a handler made earlier never writes to a stream that is gone."""
+
+    @property
+    def stream(self):
+        return sys.stdout
+
+    @stream.setter
+    def stream(self, _value):
+        pass
+
+
 def log_to_stdout() -> logging.Handler:
     """Send the library's log (logger `worldsmith`: progress lines, warnings) to stdout with the time; once. For the
     faces (CLI, flows), not the library."""
@@ -46,7 +59,7 @@ def log_to_stdout() -> logging.Handler:
     for h in root.handlers:
         if getattr(h, "worldsmith_stdout", False):
             return h
-    handler = logging.StreamHandler(sys.stdout)
+    handler = _CurrentStdout()
     handler.worldsmith_stdout = True  # type: ignore[attr-defined]
     handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%Y-%m-%d %H:%M:%S"))
     root.addHandler(handler)
