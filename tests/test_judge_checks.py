@@ -35,6 +35,9 @@ CUSTOMER_GET = ("get_customer", {"customer_id": "cus-2001"}, CUSTOMER)
 CANCELLED = {**ORDER, "status": "cancelled"}
 CANCEL = ("cancel_order", {"order_id": "ord-1001"}, CANCELLED)
 LIST = ("list_orders", {"customer_id": "cus-2001"}, [ORDER, SHIPPED])
+REFUND = {"refund_id": "rfd-3001", "order_id": "ord-1001", "amount": 120.5, "status": "issued"}
+ISSUE_REFUND = ("issue_refund", {"order_id": "ord-1001"}, REFUND)
+HANDOFF = ("transfer_to_human_agents", {"summary": "wants to cancel ord-1001"}, {"status": "transferred"})
 
 
 def statuses(reply: str, *calls, user: str = "Can you help me with order ord-1001?", world=None) -> dict[str, str]:
@@ -67,15 +70,25 @@ def statuses(reply: str, *calls, user: str = "Can you help me with order ord-100
         ("Order ord-1001 is pending.", (GET,), "state", None),
         ("Order ord-1001 is shipped.", (GET,), "state", "contradicted"),
         ("Order ord-1002 has shipped.", (LIST,), "state", None),
+        ("| Order | Total |\n|---|---|\n| ord-1001: pending | $120.50 |", (GET,), "state", None),
+        ("- **ord-1001** — Ann's order: shipped", (GET,), "state", "contradicted"),  # a list item's cell
         # actions
         ("I've cancelled order ord-1001.", (CANCEL,), "action", None),
         ("I've cancelled order ord-1001.", (GET,), "action", "contradicted"),  # no call did it
         ("I have retrieved your order: ord-1001 is pending.", (GET,), "action", None),
         ("I've also emailed you a confirmation.", (CANCEL,), "action", "contradicted"),
+        ("I've emailed you a return label.", (ISSUE_REFUND,), "action", "contradicted"),  # issuing is no emailing
+        ("Your refund has been issued.", (ISSUE_REFUND,), "action", None),
+        ("I can't cancel it — but I've passed you to an agent who can help.", (GET,), "action", "contradicted"),
+        ("I can't cancel it — but I've passed you to an agent who can help.", (HANDOFF,), "action", None),
         ("Order ord-1001 was cancelled by the customer.", (CANCEL,), "action", "contradicted"),  # the agent did
         # counts
         ("You have 2 orders.", (LIST,), "count", None),
         ("You have 3 orders.", (LIST,), "count", "contradicted"),
+        ("One of them is pending, with 1 order in total.", (LIST,), "count", None),
+        ("There are 1 orders in total.", (LIST,), "count", "contradicted"),  # a share (1 pending) is no total
+        ("The pending order is 2 orders.", (LIST,), "count", "contradicted"),  # one record is no count of its kind
+        ("Still open: 2 orders (ord-1001 and ord-1002).", (LIST,), "count", None),  # the reply names them
         # failures
         ("There was a system error, please try again later.", (GET,), "failure", "contradicted"),
         ("I couldn't find any record of that order.", (), "failure", "contradicted"),  # nothing was looked up
@@ -89,6 +102,17 @@ def test_each_claim_kind_is_classified_against_the_world(reply, calls, kind, sta
         reply,
         statuses(reply, *calls),
     )
+
+
+def test_a_state_given_to_a_field_that_holds_none_is_contradicted():
+    """Part a11's "The full name Jeffrey Washington is active": the status's value given to the name."""
+    member = {**CUSTOMER, "status": "active"}
+    world = {"customers": [member]}
+    get = ("get_customer", {"customer_id": "cus-2001"}, member)
+    assert statuses("The full name Ann Lee is active.", get, world=world).get("attribution") == "contradicted"
+    assert statuses("The reviewer is confirmed to upgrade it.", get, world=world).get("attribution") is None
+    fine = statuses("The full name is Ann Lee and the status is active.", get, world=world)
+    assert "contradicted" not in fine.values(), fine
 
 
 def test_style_is_not_a_claim():

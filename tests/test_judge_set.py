@@ -24,23 +24,23 @@ FLOORS: dict[tuple[str, str], tuple[float, float]] = {
     ("a2", "strict"): (1.0, 1.0),
     ("a3", "strict"): (0.75, 0.66),
     ("a4", "strict"): (0.62, 0.83),
-    ("a5", "strict"): (0.6, 0.6),
-    ("a6", "strict"): (0.83, 0.95),
+    ("a5", "strict"): (0.75, 0.6),
+    ("a6", "strict"): (0.9, 0.95),
     ("a7", "strict"): (1.0, 1.0),
-    ("a8", "strict"): (0.8, 1.0),
+    ("a8", "strict"): (1.0, 1.0),
     ("a9", "strict"): (0.85, 0.9),
-    ("a10", "strict"): (0.79, 0.97),
+    ("a10", "strict"): (0.85, 0.97),
     # blind: every episode a fresh default run's judge kept and 50 it dropped, labelled by a reader who saw no verdict
-    ("a11", "strict"): (0.44, 1.0),
-    ("default policy, all parts", "strict"): (0.81, 0.9),
+    ("a11", "strict"): (0.53, 1.0),
+    ("default policy, all parts", "strict"): (0.85, 0.91),
     # a capable model's good and bad work under lenient (dev: the judge was built looking at them)
     ("capable, dev (b + c)", "lenient"): (1.0, 1.0),
     ("capable, held-out", "lenient"): (1.0, 1.0),
     ("capable, held-out 2", "lenient"): (1.0, 1.0),
     # the blind parts, written by authors who had not read the judge; each scored once (its blind figure is in
     # tests/data/judge_set/README.md), a dev part after
-    ("capable, blind 1 (cap-blind3 + 4)", "lenient"): (0.9, 0.98),
-    ("capable, blind 2 (cap-blind5 + 6)", "lenient"): (0.88, 0.92),
+    ("capable, blind 1 (cap-blind3 + 4)", "lenient"): (0.91, 1.0),
+    ("capable, blind 2 (cap-blind5 + 6)", "lenient"): (0.93, 0.99),
     ("capable, blind 3 (cap-blind7)", "lenient"): (0.8, 0.85),
 }
 DEFAULT_PARTS = ("a", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10")

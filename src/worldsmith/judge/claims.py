@@ -498,7 +498,14 @@ class _Reader:
                 return False  # the writes set that field to another value ("suspended" for "cancelled")
         if general and ev.writes:
             return True
-        verbs = {lemma} | {stem(v) for g in groups for v in ACTION_GROUPS[g] if " " not in v}
+        # an act beyond a record ("emailed", "notified") is not backed by a verb it shares with making a record:
+        # "issue_refund" issues (creates) a refund, it emails nothing
+        verbs = {lemma} | {
+            stem(v)
+            for g in groups
+            for v in ACTION_GROUPS[g]
+            if " " not in v and not (g in BEYOND_A_RECORD and "create" in groups_of(v) - groups)
+        }
         for r in ev.writes:
             name = {stem(w) for w in words_of(r.call.name)[:1]}  # the tool's verb ("cancel_booking": cancel)
             if name & verbs:
@@ -508,7 +515,9 @@ class _Reader:
             # what the tool does, as its description's first clause says it ("Cancel an order and refund it"), not
             # what it returns ("...; returns the updated booking")
             description = re.split(r";|\.\s|\breturns?\b|\bby its\b", _description(ev, r.call.name))[0]
-            if {stem(w) for w in words_of(description)} & verbs:
+            # its verbs: the first word and each after "and" ("Issue a refund on a delivered order": issue, not deliver)
+            said = [w for part in re.split(r"\band\b|,", description) for w in words_of(part)[:1]]
+            if {stem(w) for w in said} & verbs:
                 return True
             written = [op.get("value") for cid, op in ev.changed if cid == r.call.call_id]
             if {stem(w) for v in written if isinstance(v, str) for w in words_of(v)} & verbs:
@@ -534,7 +543,11 @@ class _Reader:
         words = "|".join(
             sorted((re.escape(w).replace(r"\ ", r"[\s_-]+") for w in ev.state_words), key=len, reverse=True)
         )
-        for m in re.finditer(STATE_LEAD + rf"(?P<state>{words})\b", low):
+        found = list(re.finditer(STATE_LEAD + rf"(?P<state>{words})\b", low))
+        if self.clause.structured:  # a cell of a row or list item: "inc-7101 — latency on payments-db: major"
+            cells = re.finditer(rf"(?:[:—–]|\s-)\s*(?P<state>{words})\s*(?=$|[;,(.])", low)
+            found += [c for c in cells if not any(f.start("state") == c.start("state") for f in found)]
+        for m in found:
             state = re.sub(r"[\s_-]+", " ", m.group("state"))
             if re.match(PLAN_OR_LABEL, low[m.end() :]):
                 continue  # "scheduled date", "scheduled for May 3", "scheduled to take place": a label or a plan
@@ -569,14 +582,18 @@ class _Reader:
 
     def attributions(self) -> None:
         for m in [*LABEL_VALUE.finditer(self.text), *QUOTED_WITH.finditer(self.text)]:
-            label = _label_words(m.group("label"))
+            recs = self.subjects()
+            # "the full name Jeffrey Washington is active": the label is "full name", its value said beside it
+            label = _label_words(self._without_held(m.group("label"), recs))
             if not label:
                 continue
-            recs = self.subjects()
             fields = {f for r in recs for f in r.now if _label_names(label, f, r.now[f], self._nouns(r))}
             if not fields:
                 continue
             value = m.group("value").strip()
+            state = self._leading_state(value)
+            if state and not any(_looks_like_state(str(r.now.get(f, "")), self.ev) for r in recs for f in fields):
+                value = state  # "the reviewer is confirmed to ...": a state given to a field that holds no state
             if re.match(r"(?:on|at|in|for|to|from|by|with|under|of|about|into)\b", value, re.IGNORECASE):
                 continue  # "the note is on CASE-18074": where it is, not its value
             items = [value]
@@ -588,6 +605,25 @@ class _Reader:
                 if verdict:
                     self.add("attribution", *verdict)
                     break
+
+    def _without_held(self, label: str, recs: list[Rec]) -> str:
+        """A label without the words of a value the records spoken of hold ("full name Jeffrey Washington")."""
+        held = sorted(
+            {str(v) for r in recs for v in r.now.values() if isinstance(v, str) and len(v) >= 3 and NAME.search(v)},
+            key=len,
+            reverse=True,
+        )  # names and ids only: a state word ("disputed") in a label is the label's own
+        for v in held:
+            label = re.sub(rf"(?<![\w-]){re.escape(v)}(?![\w-])", " ", label, flags=re.IGNORECASE)
+        return label
+
+    def _leading_state(self, value: str) -> str | None:
+        """The state word a value starts with, when words of no value follow it ("confirmed to upgrade the driver")."""
+        low = re.sub(r"[\s_-]+", " ", value.lower()).strip(" .")
+        for state in sorted(self.ev.state_words, key=len, reverse=True):
+            if re.match(rf"{re.escape(state)}(?:\s+(?:to|as|for|and|with)\b|$)", low):
+                return state
+        return None
 
     def _nouns(self, rec: Rec) -> frozenset[str]:
         coll = self.ev.collections.get(rec.collection or "")
@@ -612,7 +648,15 @@ class _Reader:
             and bool(_row_keys(self.clause.line, self.ev) or _cell_records(self.clause.line, self.ev))
         )
         specific = bool(typed) or bool(re.search(r"\d|@|[A-Z][a-z]+ [A-Z]", value)) or "/" in value
-        for rec in recs if specific and not _looks_like_state(value, self.ev) else ():
+        # a state word given to a field that holds no state ("the full name ... is active"): another field's value
+        stateless = all(
+            not _looks_like_state(str(r.now.get(f, "")), self.ev) and r.now.get(f) is not None
+            for r in recs
+            for f in fields
+            if f in r.now
+        )
+        state_to_stateless = _looks_like_state(value, self.ev) and stateless
+        for rec in recs if (specific and not _looks_like_state(value, self.ev)) or state_to_stateless else ():
             for f, held in rec.now.items():
                 if (
                     f not in fields
@@ -688,11 +732,20 @@ class _Reader:
         for m in COUNT.finditer(low):
             n = _count_value(m.group("n"))
             noun = m.group("noun")
-            if n is None or TIME_UNITS.match(noun) or _is_item_number(low, m):
-                continue
-            if n in ev.counts or _said_count(n, noun, ev):
+            if n is None or TIME_UNITS.match(noun) or _is_item_number(low, m) or noun in NOT_PLURALS:
                 continue
             collection = ev.collection_of_noun(noun) or ev.collection_of_noun(singular(noun))
+            one = singular(noun)
+            if collection and n > 1 and re.search(rf"\b{re.escape(one)}\s+(?:is|was)\s+$", low[: m.start()]):
+                # "the data team's project is 5 projects": one record is no count of its kind
+                self.add("count", "contradicted", f"one {one} said to be {m.group(0)!r}")
+                continue
+            whole = bool(TOTAL.search(low[max(0, m.start() - 14) : m.end() + 14]))
+            if n in (ev.totals_of(collection) if whole else ev.counts) or _said_count(n, noun, ev):
+                continue
+            listed = {k for k in _keys_in(self.clause.line, ev) if ev.records[k].collection == collection}
+            if collection and len(listed) == n:
+                continue  # "2 refunds (rfn-8505 ..., rfn-8507 ...)": the reply names them
             shown = [rows for c, rows in ev.listed if c == collection] if collection else []
             if collection and (shown or ev.in_play(collection)):
                 held = sorted({len(r) for r in shown} | {len(ev.in_play(collection))})
@@ -833,7 +886,7 @@ QUOTED_WITH = re.compile(
 )
 LABEL_VALUE = re.compile(
     r"(?:^|[;,(]\s*|(?<!under )(?<!for )(?<!with )(?<!from )(?<!by )(?<!in )(?<!on )(?<!to )"
-    r"\b(?:the|its|their|your|his|her|whose)\s+|'s\s+)(?P<label>[A-Za-z][A-Za-z ]{1,30}?)\s*"
+    r"\b(?:the|its|their|your|his|her|whose)\s+|'s\s+)(?P<label>[A-Za-z][A-Za-z ]{1,40}?)\s*"
     r"(?::|\bis\b|\bwas\b|\bare\b|\bwere\b|=|\bof\b(?=\s+[\d$€£]))\s*(?P<value>(?:[^;,()]|,(?=\d{3})){1,60})"
 )
 
@@ -845,6 +898,12 @@ def _num(v: Value) -> Decimal:
     return Decimal(next(iter(v.forms))[4:])
 
 
+NAME = re.compile(r"[A-Z0-9]")
+# words ending in s that COUNT's noun would take for a plural ("Mazda 3 is ...")
+NOT_PLURALS = {"is", "was", "has", "does", "its", "his", "this", "thus", "yes", "as", "us", "plus", "less", "unless"}
+NOT_PLURALS |= {"across", "always", "perhaps", "whereas", "besides", "yours", "ours", "hers", "theirs", "goes"}
+# a count said of a whole ("4 projects in total", "a total of 3 orders"): a list's length, not a share of one
+TOTAL = re.compile(r"\b(?:in total|a total of|total of|in all|altogether|overall)\b")
 # words that make a figure arithmetic over what was shown: a total, an average, a share
 AGGREGATE = re.compile(
     r"\b(?:overall|combined|altogether|in all|in total|sum|together|across|average|on average|"
@@ -1050,8 +1109,14 @@ def _is_item_number(low: str, m: re.Match) -> bool:
 
 
 def _said_count(n: int, noun: str, ev: Evidence) -> bool:
-    words = {k for k, v in NUMBER_WORDS.items() if v == n} | {str(n)}
-    return any(re.search(rf"\b{re.escape(w)}\b", ev.said_lower) for w in words if len(w) > 1 or w.isdigit())
+    """Whether the conversation said this count: the user gave the number, or a message said it of the noun ("4
+    projects", "four of the projects")."""
+    words = [re.escape(w) for w, v in NUMBER_WORDS.items() if v == n and len(w) > 1] + [str(n)]
+    number = rf"(?<![\d.,-])\b(?:{'|'.join(words)})\b(?![.,]\d|-)"
+    if re.search(number, ev.user_lower):
+        return True
+    head = re.escape(singular(noun)[:-1] if len(singular(noun)) > 3 else singular(noun))
+    return bool(re.search(rf"{number}(?:\s+[\w'-]+){{0,3}}?\s+{head}", ev.said_lower))
 
 
 def _without_values(text: str) -> str:

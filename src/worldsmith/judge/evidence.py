@@ -463,6 +463,20 @@ class Evidence:
             out.add(len(self.in_play(name)))
         return out
 
+    def totals_of(self, collection: str | None) -> set[int]:
+        """The counts of a whole of a kind (all kinds when None): its lists' lengths, its records shown, the
+        count/total fields (what "4 projects in total" must be; a share of a list, "2 of them", is in `counts`)."""
+        out = {len(rows) for c, rows in self.listed if collection is None or c == collection}
+        for res in self.results:
+            for d in _dicts(res.doc):
+                out |= {
+                    v
+                    for k, v in d.items()
+                    if isinstance(v, int) and not isinstance(v, bool) and re.search(r"count|total|number|^n_|size", k)
+                }
+        names = self.collections if collection is None else [collection]
+        return out | {len(self.in_play(name)) for name in names}
+
     def key_by_digits(self, number: str) -> str | None:
         """The record key whose digits alone a number is ("7602" for "ord-7602"): written so, it names no record."""
         digits = re.sub(r"[^0-9]", "", number)

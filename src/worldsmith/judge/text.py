@@ -48,6 +48,10 @@ FACT_LEAD = re.compile(
     r"know|fyi|good news|great news|heads up|just a heads up|for your information|for reference)[,:!]?\s+",
     re.IGNORECASE,
 )
+# a clause cut after a dash keeps its conjunction ("— but I've transferred you"): the statement starts after it
+LEAD_CONJUNCTION = re.compile(r"^(?:but|and|so|yet|however|though)\b,?\s+", re.IGNORECASE)
+# a relative clause's modal is the person's, not the statement's: "I've transferred you to an agent who can help"
+RELATIVE = re.compile(r"\s+(?:who|whom|which)\s.*$", re.IGNORECASE)
 NEGATION = re.compile(r"\b(?:not|never|no|nothing|none|neither|nor|without)\b|n't\b", re.IGNORECASE)
 REASON = re.compile(r"^(?:because|since|as)\b", re.IGNORECASE)
 EMPHASIS = re.compile(r"(\*\*|__|\*|`+|~~)(?=\S)(.+?)(?<=\S)\1")
@@ -138,7 +142,7 @@ def clauses(reply: str) -> list[Clause]:
         for sentence in sentences(line):
             question = sentence.rstrip(" )\"'").endswith("?")
             for part in CLAUSE_BREAK.split(sentence):
-                text = FACT_LEAD.sub("", part.strip(" ,.:!")).strip(" ,.:!")
+                text = FACT_LEAD.sub("", LEAD_CONJUNCTION.sub("", part.strip(" ,.:!"))).strip(" ,.:!")
                 if not text:
                     continue
                 reason = bool(REASON.match(text))
@@ -149,7 +153,7 @@ def clauses(reply: str) -> list[Clause]:
                         sentence=sentence,
                         question=question,
                         conditional=bool(CONDITIONAL.match(text)),
-                        modal=bool(MODAL.search(text)),
+                        modal=bool(MODAL.search(RELATIVE.sub("", text))),
                         advice=bool(ADVICE.match(text)),
                         negated=bool(NEGATION.search(text)),
                         reason=reason,
