@@ -18,7 +18,7 @@ from worldsmith.config import validate_config
 from worldsmith.context import RunContext
 from worldsmith.llm import Prompts, UsageMeter
 from worldsmith.llm.client import LLMResult
-from worldsmith.records import CodingEpisode, CodingTask, RepoWorld
+from worldsmith.records import CodingEpisode, CodingTask, RepoWorld, Verdict
 from worldsmith.repos.stage import STAGE as REPOS
 from worldsmith.rollouts.coding import chosen_tasks, play_coding
 from worldsmith.store import RunStore
@@ -185,8 +185,13 @@ def test_the_report_shows_the_coding_funnel(run_ctx, tmp_path):
     cells = [c.split("</td>")[0] for c in table.split("<td class=n>")[1::2]]
     episodes = run_ctx.store.read(CodingEpisode)
     played, resolved = len(episodes), sum(e.resolved for e in episodes)
+    ids = {e.trajectory_id for e in episodes}
+    kept = sum(v.passed for v in run_ctx.store.read(Verdict) if v.trajectory_id in ids)  # the judge stage's, if run
     assert played >= 2 and resolved >= 2
-    assert cells == [str(funnel["tried"]), str(funnel["broke"]), str(funnel["verified"]), str(played), str(resolved)]
+    assert cells == [
+        *(str(funnel[k]) for k in ("tried", "broke", "verified")),
+        *(str(n) for n in (played, resolved, kept)),
+    ]
 
 
 def test_the_export_takes_the_resolved_coding_episodes_and_the_tasks(run_ctx, tmp_path):
@@ -211,6 +216,43 @@ def test_the_export_takes_the_resolved_coding_episodes_and_the_tasks(run_ctx, tm
     tasks = (tmp_path / "coding" / "tasks.jsonl").read_text().splitlines()
     assert len(tasks) == counts["coding_tasks"] == len(run_ctx.store.read(CodingTask))
     assert "fail_to_pass" in json.loads(tasks[0]) and "gold_patch" in json.loads(tasks[0])
+
+
+def test_the_judge_stage_judges_coding_episodes_by_execution_and_their_replies(run_ctx, tmp_path):
+    """Each coding episode gets a verdict: kept when its patch resolved the task in the sandbox and its reply passes
+    the reply checks; its reward's components from the execution. The export keeps what the judge kept."""
+    from worldsmith.export.coding import export_coding
+    from worldsmith.judge.stage import STAGE as JUDGE
+
+    if not run_ctx.store.read(CodingTask):
+        REPOS.run(run_ctx)
+    if not run_ctx.store.read(CodingEpisode):
+        asyncio.run(play_coding(run_ctx, AgentScript(gold_fixer(run_ctx.store.read(CodingTask)))))
+    good = next(e for e in run_ctx.store.read(CodingEpisode) if e.resolved)
+    traj = copy.deepcopy(good.trajectory)
+    traj["trajectory_id"] = "cod_garbled"
+    traj["messages"][-1]["content"] = '{"status": "fixed", "tests": "passed"}'  # resolved, but its reply is no prose
+    run_ctx.store.append([good.model_copy(update={"trajectory_id": "cod_garbled", "trajectory": traj})])
+    unjudged = good.model_copy(update={"trajectory_id": "cod_unjudged", "judgement": None})  # judged by the stage
+    run_ctx.store.append([unjudged])
+    counts = JUDGE.run(run_ctx)
+    verdicts = {v.trajectory_id: v for v in run_ctx.store.read(Verdict)}
+    episodes = run_ctx.store.read(CodingEpisode)
+    assert counts["coding_verdicts"] == len(episodes) and set(verdicts) >= {e.trajectory_id for e in episodes}
+    assert counts["verdicts"] == 0  # no tool-world trajectory: the coding verdicts are counted apart
+    for e in episodes:
+        v = verdicts[e.trajectory_id]
+        if e.trajectory_id == "cod_garbled":
+            assert not v.passed and "hack:garbled_reply" in v.reasons, v.reasons
+        elif e.judgement is None or e.judgement.resolved:  # the stored judgement is what the verdict reads
+            assert v.passed and v.reward.verifiable == 1.0 and v.reward.verifiable_fraction == 1.0, v
+        else:
+            assert not v.passed and {"criterion:fail_to_pass", "criterion:patch_applies"} & set(v.reasons), v
+    assert verdicts["cod_unjudged"].passed  # judged now, in a fresh sandbox
+    rows = export_coding(run_ctx.store, tmp_path)
+    kept = [json.loads(x)["metadata"]["trajectory_id"] for x in (tmp_path / "coding" / "train.jsonl").open()]
+    assert rows["coding_examples"] == len(kept) and "cod_garbled" not in kept and "cod_unjudged" in kept
+    assert JUDGE.run(run_ctx).get("coding_verdicts") is None  # resumed: nothing judged twice
 
 
 def test_the_gym_plays_a_repo_world(run_ctx):

@@ -1,4 +1,5 @@
-"""Coding worlds in the export (issue 52): the coding episodes whose patch was resolved by execution, as SFT
+"""Coding worlds in the export (issue 52): the coding episodes the judge kept (the patch resolved by execution, the
+replies clean of the reply checks; the execution judgement alone where the judge stage did not run), as SFT
 examples (the conversation in the export's message form, the tools, and the patch with its reward in the
 metadata), and the verified coding tasks as a task set (statement, FAIL_TO_PASS, PASS_TO_PASS, gold patch) for
 evaluation and RL. A held-out repository's episodes go to `held_out`, never to `train`."""
@@ -9,7 +10,7 @@ import json
 from pathlib import Path
 
 from worldsmith.export.sft import sft_messages
-from worldsmith.records import CodingEpisode, CodingTask, Trajectory
+from worldsmith.records import CodingEpisode, CodingTask, Trajectory, Verdict
 from worldsmith.store import RunStore
 
 FOLDER = "coding"
@@ -18,6 +19,8 @@ FOLDER = "coding"
 def export_coding(store: RunStore, out: Path) -> dict[str, int]:
     """`<out>/coding/{train,held_out}.jsonl` (kept episodes) and `<out>/coding/tasks.jsonl`; the counts."""
     tasks = {t.task_id: t for t in store.read(CodingTask)}
+    # the judge stage's verdict where it ran (execution and the reply checks); the execution judgement alone otherwise
+    verdicts = {v.trajectory_id: v.passed for v in store.read(Verdict) if v.trajectory_id.startswith("cod_")}
     folder = out / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     counts = {"coding_examples": 0, "coding_held_out": 0, "coding_tasks": len(tasks)}
@@ -25,7 +28,7 @@ def export_coding(store: RunStore, out: Path) -> dict[str, int]:
     try:
         for e in sorted(store.read(CodingEpisode), key=lambda e: e.trajectory_id):
             task = tasks.get(e.task_id)
-            if task is None or not e.resolved:
+            if task is None or not verdicts.get(e.trajectory_id, e.resolved):
                 continue
             traj = Trajectory.model_validate(e.trajectory)
             messages = sft_messages(traj)

@@ -14,10 +14,11 @@ from typing import Any
 
 from worldsmith.context import RunContext
 from worldsmith.judge.calibration import read_calibration, trusted_difficulties
+from worldsmith.judge.coding import coding_verdict, is_coding, judgement_of
 from worldsmith.judge.episode import judge_episode
 from worldsmith.judge.stats import SECTIONS
 from worldsmith.progress import LiveProgress
-from worldsmith.records import Task, Trajectory, Verdict
+from worldsmith.records import CodingEpisode, CodingTask, Task, Trajectory, Verdict
 from worldsmith.stage import Shard, Stage, holds
 
 
@@ -79,10 +80,12 @@ async def make_verdicts(ctx: RunContext, shard: Shard | None = None) -> dict[str
         counts["passed" if v.passed else "dropped"] += 1
         progress.advance(failed=not v.passed)
 
-    async with ctx.client() as client:
-        with writer, LiveProgress("judge", total=len(todo), tokens=lambda: ctx.usage.completion_tokens) as progress:
-            await asyncio.gather(*(one(client, progress, t) for t in todo))
-    verdicts = ctx.store.read(Verdict)
+    if todo:
+        async with ctx.client() as client:
+            with writer, LiveProgress("judge", total=len(todo), tokens=lambda: ctx.usage.completion_tokens) as progress:
+                await asyncio.gather(*(one(client, progress, t) for t in todo))
+    coding = await asyncio.to_thread(judge_coding, ctx, shard, done)
+    verdicts = [v for v in ctx.store.read(Verdict) if not is_coding(v)]  # coding episodes: counted apart
     agree = agreement(verdicts)
     reasons = Counter(":".join(r.split(":")[:2]) for v in verdicts for r in v.reasons)
     by_task: dict[str, list[bool]] = {}
@@ -98,8 +101,30 @@ async def make_verdicts(ctx: RunContext, shard: Shard | None = None) -> dict[str
         "critic_agreement": agree["agreement"] if agree["pairs"] else "n/a",
         "critic_kappa": agree["kappa"] if agree["pairs"] else "n/a",
         "agreement_pairs": agree["pairs"],
+        **coding,
         **{f"drop:{k}": c for k, c in reasons.most_common(6)},
     }
+
+
+def judge_coding(ctx: RunContext, shard: Shard | None, done: set[str]) -> dict[str, int]:
+    """A verdict for each coding episode not judged yet: its patch by execution, its replies by the reply checks."""
+    tasks = {t.task_id: t for t in ctx.store.read(CodingTask)}
+    todo = [
+        e
+        for e in ctx.store.read(CodingEpisode)
+        if e.trajectory_id not in done and e.task_id in tasks and holds(shard, e.task_id)
+    ]
+    if not todo:
+        return {}
+    passed = 0
+    with ctx.store.writer(Verdict, flush_every=16) as writer, LiveProgress("judge coding", total=len(todo)) as progress:
+        for e in todo:
+            task = tasks[e.task_id]
+            v = coding_verdict(task, e, judgement_of(task, e, ctx.cfg.coding, ctx.root))
+            writer.add(v)
+            passed += v.passed
+            progress.advance(failed=not v.passed)
+    return {"coding_verdicts": len(todo), "coding_passed": passed}
 
 
 def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:
@@ -121,6 +146,8 @@ STAGE = Stage(
             "critic_agreement",
             "critic_kappa",
             "agreement_pairs",
+            "coding_verdicts",
+            "coding_passed",
             "drop:",
         }
     ),

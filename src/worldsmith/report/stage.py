@@ -78,7 +78,7 @@ QUERIES = {
                    unnest([json_extract(reward, '$.total'), json_extract(reward, '$.verifiable'),
                            json_extract(reward, '$.verifiable_fraction'), json_extract(reward, '$.rubric'),
                            json_extract(reward, '$.format'), json_extract(reward, '$.budget')])::DOUBLE AS v
-            FROM verdicts WHERE run_id = $run AND reward IS NOT NULL)
+            FROM verdicts WHERE run_id = $run AND reward IS NOT NULL AND agent_id NOT LIKE 'coding:%')
         WHERE v IS NOT NULL GROUP BY label ORDER BY label""",
     "statuses": (
         "SELECT status AS label, count(*) AS n FROM trajectories WHERE run_id = $run GROUP BY ALL ORDER BY n DESC"
@@ -86,7 +86,10 @@ QUERIES = {
     "usage": "SELECT usage FROM runs WHERE run_id = $run",
     # coding worlds (issue 52): the episodes played and those their patch resolved (judged by execution)
     "coding_episodes": """
-        SELECT count(*) AS n, count(*) FILTER (WHERE resolved) AS resolved FROM coding_episodes WHERE run_id = $run""",
+        SELECT count(*) AS n, count(*) FILTER (WHERE e.resolved) AS resolved,
+               count(*) FILTER (WHERE v.passed) AS kept
+        FROM coding_episodes e LEFT JOIN verdicts v ON v.run_id = $run AND v.trajectory_id = e.trajectory_id
+        WHERE e.run_id = $run""",
     # the crawled tools: bound to a world (by action) or why not (tools.extra.unbound)
     "binding": """
         SELECT CASE WHEN binding <> 'null' THEN 'bound: ' || json_extract_string(binding, '$.action')
@@ -172,7 +175,8 @@ def funnel_table(rows: list[dict[str, Any]]) -> str:
 
 def coding_funnel(run_dir: Path, episodes: list[dict[str, Any]]) -> str:
     """The coding slice's funnel (docs/coding.md): mutations tried -> tests broke -> gold verified (the repos
-    stage's counts over every invocation, `coding_funnel.json`) -> episodes -> resolved; "" when the run has none."""
+    stage's counts over every invocation, `coding_funnel.json`) -> episodes -> resolved -> kept by the judge (the reply
+    checks too); "" when the run has none."""
     path = run_dir / "coding_funnel.json"
     made = json.loads(path.read_text()) if path.is_file() else {}
     played = episodes[0] if episodes else {"n": 0, "resolved": 0}
@@ -184,6 +188,7 @@ def coding_funnel(run_dir: Path, episodes: list[dict[str, Any]]) -> str:
         {"label": "gold verified", "n": made.get("verified", 0)},
         {"label": "coding episodes", "n": played.get("n") or 0},
         {"label": "resolved", "n": played.get("resolved") or 0},
+        {"label": "judge kept", "n": played.get("kept") or 0},
     ]
     table = funnel_table(steps).replace('id="funnel-table"', 'id="coding-funnel-table"')
     return f'<div class="beside">{funnel_plot(steps, "coding funnel")}{table}</div>'
