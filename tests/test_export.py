@@ -687,3 +687,52 @@ def test_without_parquet_the_card_points_load_dataset_at_the_jsonl(exported, tmp
     ds = datasets.load_dataset(str(tmp_path / "run"))
     assert {s: ds[s].num_rows for s in ds} == dict(Counter(e.split for e in examples))
     assert set(ds["train"].column_names) == {"example_id", "messages", "tools", "metadata"}
+
+
+def test_one_example_per_task_takes_the_best_kept_sample_and_the_card_counts_tasks(tmp_path):
+    """export.per_task: best keeps, of each task's kept samples, the best (here: with no critic and no unverifiable
+    claim, the one of fewest calls, then the shortest); the card counts distinct tasks, families and the examples
+    with no tool call. per_task: all keeps every sample that is not a duplicate."""
+    from worldsmith.config import validate_config
+    from worldsmith.context import RunContext
+    from worldsmith.export.stage import export_dir
+    from worldsmith.export.stage import run as run_export
+    from worldsmith.llm import Prompts
+    from worldsmith.store import RunStore
+
+    trajs, tasks, agents, verdicts = world(3, 1)
+    longer, answered = [], []
+    for t, v in zip(trajs, verdicts, strict=True):
+        messages = [dict(m) for m in t.messages]
+        last = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+        messages[last]["content"] += " It will not be charged, and you will get an email about it shortly."
+        longer.append(t.model_copy(update={"trajectory_id": t.trajectory_id + "_long", "messages": messages}))
+        answered.append(v.model_copy(update={"trajectory_id": t.trajectory_id + "_long"}))
+    # a sample that called nothing: its own task, so the card has one example without a call
+    first = trajs[0]
+    bare = [m for m in first.messages if m["role"] in ("system", "user")][:2] + [
+        {"role": "assistant", "content": "Order o-1001 is cancelled."}
+    ]
+    quiet = first.model_copy(update={"trajectory_id": "trj_quiet", "task_id": "tsk_quiet", "messages": bare})
+    tasks["tsk_quiet"] = tasks[first.task_id].model_copy(update={"task_id": "tsk_quiet"})
+    store = RunStore(tmp_path / "data", "one")
+    store.append(order_tools())
+    store.append(list(agents.values()))
+    store.append(list(tasks.values()))
+    store.append([*longer, *trajs, quiet])
+    store.append(
+        [*answered, *verdicts, verdicts[0].model_copy(update={"trajectory_id": "trj_quiet", "task_id": "tsk_quiet"})]
+    )
+    for per_task, n in (("all", 7), ("best", 4)):
+        export = {"validation_fraction": 0.0, "per_task": per_task, "near_duplicate_threshold": 1.0}
+        cfg = validate_config({"export": export})
+        ctx = RunContext(cfg=cfg, root=tmp_path, run_id="one", store=store, prompts=Prompts(ROOT / "prompts"))
+        counts = run_export(ctx)
+        ids = sorted(e.metadata["trajectory_id"] for e in store.read(SFTExample))
+        assert counts["examples"] == len(ids) == n, (per_task, ids, counts)
+        card = (export_dir(ctx) / "README.md").read_text()
+        assert f"Distinct tasks: 4 (`export.per_task: {per_task}`" in card
+        assert f"No tool call: 1 of {n} examples" in card
+        if per_task == "best":
+            assert ids == sorted([t.trajectory_id for t in trajs] + ["trj_quiet"])  # the shorter of each pair
+            assert counts["dropped:other_sample_of_task"] == 3

@@ -598,6 +598,9 @@ class ExportConfig(Strict):
     near_duplicate_threshold: Probability = 0.9  # MinHash Jaccard of the conversation text; 1.0 keeps near copies
     max_per_tool: NonNegInt = 0  # 0 = no cap; else at most this many examples that call one tool
     max_per_domain: NonNegInt = 0
+    # best: one example per task, the best the judge kept (critic score, then fewest unverifiable claims, fewest
+    # calls, shortest), so the export counts distinct tasks; all: every kept sample (preference / RL data)
+    per_task: Literal["best", "all"] = "all"
     licence_note: str = (
         "Tool specs crawled from public MCP servers keep their authors' licences (see tool_specs/servers.yaml for "
         "the packages); check them before redistributing."

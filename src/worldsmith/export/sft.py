@@ -286,9 +286,15 @@ class ExportCounts:
     unverified: int = 0  # examples with a claim the judge found neither supported nor contradicted
     worlds: Counter[str] = field(default_factory=Counter)  # examples per world
     diversity: Diversity = field(default_factory=Diversity)  # by task family
+    tasks: set[str] = field(default_factory=set)  # distinct tasks
+    families: Counter[str] = field(default_factory=Counter)
+    no_call: int = 0  # examples where the agent called no tool (restraint: irrelevance, a refusal on the rule)
 
     def add(self, e: SFTExample) -> None:
         self.splits[e.split] += 1
+        self.tasks.add(e.metadata.get("task_id") or e.example_id)
+        self.families[e.metadata.get("family") or "unknown"] += 1
+        self.no_call += not any(m.get("tool_calls") for m in e.messages if m["role"] == "assistant")
         self.called.update(e.metadata["called_tool_ids"])
         self.agents[e.split].add(e.metadata["agent_id"])
         self.decoding[e.metadata.get("decoding") or "unknown"] += 1
@@ -394,6 +400,7 @@ def dataset_card(
     formats: Sequence[str] = DEFAULT_FORMATS,
     worlds: dict[str, WorldInfo] | None = None,
     held: HeldOut | None = None,
+    per_task: str = "all",
 ) -> str:
     """The README.md of the export: counts, yield, sources, filters, and the `formats` written with their folders.
     Its `configs` header points `load_dataset(folder)` at the Parquet files, or at the JSONL ones without Parquet."""
@@ -401,6 +408,7 @@ def dataset_card(
     chosen = [FORMATS[name] for name in dict.fromkeys(formats)]
     loaded = Parquet if Parquet in chosen else Jsonl
     splits, called = counts.splits, counts.called
+    n_examples = sum(splits.values())
     servers = sorted({tools[t].server for t in called if t in tools and tools[t].server and tools[t].source == "mcp"})
     sources = Counter(tools[t].source for t in called if t in tools)
     worlds = worlds or {}
@@ -438,6 +446,20 @@ def dataset_card(
         "| split | examples | agents |",
         "| --- | --- | --- |",
         *(f"| {s} | {splits.get(s, 0)} | {len(counts.agents[s])} |" for s in SPLITS),
+        "",
+        (
+            f"- Distinct tasks: {len(counts.tasks)} (`export.per_task: {per_task}`: "
+            + ("the best kept sample of each task" if per_task == "best" else "every kept sample of a task")
+            + "). By family: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(counts.families.items())) or "none")
+            + "."
+        ),
+        (
+            f"- No tool call: {counts.no_call} of {n_examples} examples "
+            f"({counts.no_call / n_examples:.0%}): the agent answered without calling a tool."
+            if n_examples
+            else "- No tool call: no examples."
+        ),
         "",
         "## Yield",
         "",

@@ -59,7 +59,19 @@ TRAJECTORY_COLUMNS = (
     "decoding",
     "reply_resamples",
 )
-KEPT_FROM = "FROM trajectories t JOIN verdicts v ON v.trajectory_id = t.trajectory_id AND v.passed"
+KEPT_FROM = "FROM trajectories t JOIN kept_verdicts v ON v.trajectory_id = t.trajectory_id"
+# the verdicts the export takes (a temp view): every kept one, or the best kept sample of each task
+KEPT_VERDICTS = {
+    "all": "CREATE OR REPLACE TEMP VIEW kept_verdicts AS SELECT * FROM verdicts WHERE passed",
+    "best": """
+        CREATE OR REPLACE TEMP VIEW kept_verdicts AS
+        SELECT v.* FROM verdicts v JOIN trajectories t ON t.trajectory_id = v.trajectory_id WHERE v.passed
+        QUALIFY row_number() OVER (
+            PARTITION BY t.task_id
+            ORDER BY v.critic_score DESC NULLS LAST, json_array_length(coalesce(v.claims, '[]')),
+                     json_array_length(coalesce(t.calls, '[]')), length(t.messages), v.trajectory_id) = 1""",
+}
+PASSED_COUNT = "SELECT count(*) FROM verdicts v JOIN trajectories t ON t.trajectory_id = v.trajectory_id WHERE passed"
 KEPT = f"""
     SELECT {", ".join("t." + c for c in TRAJECTORY_COLUMNS)}, v.critic_score, v.claims AS claims,
            k.task_id IS NOT NULL AS has_task, k.difficulty, json_extract_string(k.blueprint, '$.family') AS family,
@@ -128,6 +140,9 @@ def run(
         # closed before the examples are made, so its memory is given back
         with duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": spill}) as con:
             ctx.store.views(con, (ToolSpec, Agent, Task, Trajectory, Verdict, SFTExample, World))
+            con.execute(KEPT_VERDICTS[cfg.per_task])
+            # kept by the judge, not taken: another sample of the same task was the best (per_task: best)
+            other_samples = con.execute(PASSED_COUNT).fetchall()[0][0] - con.execute(KEPT_COUNT).fetchall()[0][0]
             tools = {
                 tool_id: ToolInfo(server, source)
                 for tool_id, server, source in con.execute("SELECT tool_id, server, source FROM tools").fetchall()
@@ -144,6 +159,8 @@ def run(
             )
             buckets = spill_kept(con, Path(spill), batch_rows, bucket_rows)
         builder = ExampleBuilder(ctx.run_id, cfg, held)
+        if other_samples:
+            builder.dropped["other_sample_of_task"] = other_samples
         # the run's examples are this export's: after a re-judge, one the judge no longer keeps must go
         with ctx.store.rewrite(SFTExample), ExportWriter(out, cfg.formats) as writer:
             for batch in read_sorted(buckets, batch_rows):
@@ -173,6 +190,7 @@ def run(
                 cfg.formats,
                 worlds,
                 held,
+                cfg.per_task,
             )
             paths = writer.finish(card, held)
     coding = export_coding(ctx.store, out) if ctx.cfg.coding.enabled else {}  # kept coding episodes, coding tasks
