@@ -160,7 +160,7 @@ def test_make_ui_deployments_trigger_and_browser(ui, tmp_path):
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{base}/deployments")
         page.get_by_text(f"{len(deployments)} Deployments").first.wait_for(timeout=60_000)
-        for name in ("crawl-weekly", "rollouts-daily"):  # page 1 of the A-to-Z list, 10 a page
+        for name in ("crawl-weekly", "judge-daily"):  # page 1 of the A-to-Z list, 10 a page (agents ... rl)
             page.get_by_text(name).first.wait_for(timeout=60_000)
         page.screenshot(path=str(tmp_path / "deployments.png"), full_page=True)
         page.get_by_placeholder("Search deployments").fill("synth")  # page 2: found by the UI's search
