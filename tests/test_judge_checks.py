@@ -65,6 +65,7 @@ def statuses(reply: str, *calls, user: str = "Can you help me with order ord-100
         # attributions
         ("Ann Lee's email is ann@example.com.", (CUSTOMER_GET,), "attribution", None),
         ("Her email address is +1-555-010-2000.", (CUSTOMER_GET,), "attribution", "contradicted"),
+        ("Ann Lee's email is ann.", (CUSTOMER_GET,), "attribution", "contradicted"),  # not all of the address
         ("- **Status:** pending\n- **Date:** 2 March 2026", (GET,), "attribution", None),
         # states
         ("Order ord-1001 is pending.", (GET,), "state", None),

@@ -674,7 +674,12 @@ class _Reader:
                 if f in other.now and _matches(value, typed, other.now[f], whole=True) and (typed or specific):
                     mine = ", ".join(f"{r.key}'s is {r.now.get(f)!r}" for r in recs if f in r.now)
                     return "contradicted", f"{value[:40]!r} is {other.key}'s {f.replace('_', ' ')}; {mine}"
-        if (typed and typed[0].kind in ("date", "time", "number") and not seen) or _looks_like_state(value, self.ev):
+        emails = any(isinstance(r.now.get(f), str) and EMAIL.fullmatch(r.now[f].strip()) for r in recs for f in fields)
+        if (
+            (typed and typed[0].kind in ("date", "time", "number") and not seen)
+            or _looks_like_state(value, self.ev)
+            or emails
+        ):
             for rec in recs:
                 for f in fields:
                     held = rec.now.get(f)
@@ -1083,6 +1088,8 @@ def _matches(value: str, typed: list[Value], held: Any, whole: bool = False) -> 
     b = re.sub(r"[\s_-]+", " ", text.lower()).strip(" .")
     if len(b) < 2:
         return False
+    if EMAIL.fullmatch(text.strip()):
+        return a == b  # an address is all of it: "Lori261" is not lori261@yahoo.com
     return a == b if whole else (a == b or a.startswith(b + " ") or b.startswith(a) and len(a) >= 3)
 
 
@@ -1093,6 +1100,8 @@ def _looks_like_state(value: str, ev: Evidence) -> bool:
 
 def _comparable(typed: list[Value], held: Any, value: str, ev: Evidence) -> bool:
     """Whether the held value and the stated one are of one kind, so that their difference is a contradiction."""
+    if isinstance(held, str) and EMAIL.fullmatch(held.strip()):
+        return True  # an email field given anything but its address
     if typed:
         return _same_kind(typed[0], held) or (typed[0].kind == "number" and isinstance(held, int | float))
     return isinstance(held, str) and re.sub(r"[\s_-]+", " ", held.lower()) in ev.state_words
