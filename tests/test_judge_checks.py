@@ -66,6 +66,7 @@ def statuses(reply: str, *calls, user: str = "Can you help me with order ord-100
         ("Ann Lee's email is ann@example.com.", (CUSTOMER_GET,), "attribution", None),
         ("Her email address is +1-555-010-2000.", (CUSTOMER_GET,), "attribution", "contradicted"),
         ("Ann Lee's email is ann.", (CUSTOMER_GET,), "attribution", "contradicted"),  # not all of the address
+        ("Ann Lee's email is Ann2001.", (CUSTOMER_GET,), "attribution", "contradicted"),  # an id-like piece of none
         ("- **Status:** pending\n- **Date:** 2 March 2026", (GET,), "attribution", None),
         # states
         ("Order ord-1001 is pending.", (GET,), "state", None),
@@ -79,6 +80,8 @@ def statuses(reply: str, *calls, user: str = "Can you help me with order ord-100
         ("I have retrieved your order: ord-1001 is pending.", (GET,), "action", None),
         ("I've also emailed you a confirmation.", (CANCEL,), "action", "contradicted"),
         ("I've emailed you a return label.", (ISSUE_REFUND,), "action", "contradicted"),  # issuing is no emailing
+        ("Your order created successfully.", (CANCEL,), "action", "contradicted"),  # it was cancelled
+        ("Order ord-1001 cancelled successfully.", (CANCEL,), "action", None),
         ("Your refund has been issued.", (ISSUE_REFUND,), "action", None),
         ("I can't cancel it — but I've passed you to an agent who can help.", (GET,), "action", "contradicted"),
         ("I can't cancel it — but I've passed you to an agent who can help.", (HANDOFF,), "action", None),

@@ -399,8 +399,10 @@ class _Reader:
                 out.append((verb, "agent", True, low[: m.start()], low[m.end() :]))
         for _ in LET_KNOW.finditer(low):
             out.append(("notified", "agent", True, "", ""))
+        passive_verbs = []  # where a passive's verb stands: "has been created successfully" is read once
         for m in PASSIVE.finditer(low):
             aux, adverbs, verb = m.group("aux") or m.group("aux2"), m.group("adv") or "", m.group("verb")
+            passive_verbs.append(m.start("verb"))
             if not (verb.endswith("ed") or verb.endswith("en") or verb in IRREGULAR):
                 continue
             after = low[m.end() :]
@@ -412,8 +414,9 @@ class _Reader:
                 continue  # "is scheduled for May 3": a plan
             perfect = "been" in aux or bool(re.search(r"\b(?:now|just|successfully)\b", adverbs))
             out.append((verb, "record", perfect, low[: m.start()], after))
-        for m in SUCCESSFULLY.finditer(low):
-            out.append((m.group(1), "record", True, low[: m.start()], low[m.end() :]))
+        for m in SUCCESSFULLY.finditer(low):  # "successfully created", "account created successfully"
+            if not any(m.start() <= v_start < m.end() for v_start in passive_verbs):
+                out.append((m.group(1) or m.group(2), "record", True, low[: m.start()], low[m.end() :]))
         return out
 
     def _action(
@@ -664,6 +667,17 @@ class _Reader:
                     and _matches(value, typed, held, whole=True)
                 ):
                     return "contradicted", f"{value[:40]!r} is {rec.key}'s {f.replace('_', ' ')}, not its {said}"
+        word = re.sub(r"[\s_-]+", "_", value.lower().strip(" ."))
+        for rec in recs if re.fullmatch(r"[a-z]+(?:_[a-z]+)*", value.lower().strip(" .")) else ():  # one word
+            coll = self.ev.collections.get(rec.collection or "")
+            for f in fields:
+                kinds = {
+                    re.sub(r"[\s_-]+", "_", str(v).lower()) for v in (coll.state_fields.get(f, ()) if coll else ())
+                }
+                if len(kinds) > 1 and word not in kinds and rec.now.get(f) is not None:
+                    # a field of a few kinds given a word none of its records holds ("kind: transaction"): wrong
+                    # whichever record it is said of
+                    return "contradicted", f"{rec.key}'s {f.replace('_', ' ')} is {rec.now[f]!r}, not {value[:40]!r}"
         seen = bool(typed) and self.ev.seen.has(typed[0])
         if not explicit:
             return None  # which record the value is said of is not named: nothing to hold it against
@@ -825,7 +839,7 @@ PASSIVE = re.compile(
     r"(?P<adv>(?:(?:now|already|successfully|just|also|all|fully|officially|automatically|been)\s+){0,2})"
     r"(?P<verb>[a-z]+)\b"
 )
-SUCCESSFULLY = re.compile(r"(?:^|\s)successfully\s+([a-z]+ed)\b")
+SUCCESSFULLY = re.compile(r"(?:^|\s)successfully\s+([a-z]+ed)\b|\b([a-z]+ed)\s+successfully\b")
 HISTORY = re.compile(
     r"^\s*(?:on|since|in|back in|at|as of|before|after|earlier|previously|ago|yesterday|last)\b"
     r"|^\s*(?:for|to depart|to leave|to arrive|to start|to begin)\s+(?:\w+\s+){0,2}?(?:\d|jan|feb|mar|apr|may|jun|jul"
@@ -1076,6 +1090,8 @@ def _matches(value: str, typed: list[Value], held: Any, whole: bool = False) -> 
     if held is None or isinstance(held, bool | dict | list):
         return False
     text = str(held)
+    if EMAIL.fullmatch(text.strip()) and not EMAIL.fullmatch(value.strip(" .")):
+        return False  # an address is all of it: "Lori261" is not lori261@yahoo.com
     if typed:
         forms = {f for v in extract(text) for f in v.forms}
         days = {"day:" + f[10:] for f in forms if f.startswith("date:")}
