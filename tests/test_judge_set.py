@@ -32,6 +32,8 @@ FLOORS: dict[tuple[str, str], tuple[float, float]] = {
     ("a10", "strict"): (0.85, 0.97),
     # blind: every episode a fresh default run's judge kept and 50 it dropped, labelled by a reader who saw no verdict
     ("a11", "strict"): (0.53, 1.0),
+    # blind, three fresh default runs (X4-X6): scored once at 0.804 / 0.953 by the judge that ran in them; dev since
+    ("a12", "strict"): (0.83, 0.95),
     ("default policy, all parts", "strict"): (0.85, 0.91),
     # a capable model's good and bad work under lenient (dev: the judge was built looking at them)
     ("capable, dev (b + c)", "lenient"): (1.0, 1.0),
