@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from worldsmith.export.sft import sft_messages
+from worldsmith.judge.coding import is_coding
 from worldsmith.records import CodingEpisode, CodingTask, Trajectory, Verdict
 from worldsmith.store import RunStore
 
@@ -20,7 +21,7 @@ def export_coding(store: RunStore, out: Path) -> dict[str, int]:
     """`<out>/coding/{train,held_out}.jsonl` (kept episodes) and `<out>/coding/tasks.jsonl`; the counts."""
     tasks = {t.task_id: t for t in store.read(CodingTask)}
     # the judge stage's verdict where it ran (execution and the reply checks); the execution judgement alone otherwise
-    verdicts = {v.trajectory_id: v.passed for v in store.read(Verdict) if v.trajectory_id.startswith("cod_")}
+    verdicts = {v.trajectory_id: v.passed for v in store.read(Verdict) if is_coding(v)}
     folder = out / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     counts = {"coding_examples": 0, "coding_held_out": 0, "coding_tasks": len(tasks)}

@@ -141,8 +141,12 @@ def run(
         with duckdb.connect(config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": spill}) as con:
             ctx.store.views(con, (ToolSpec, Agent, Task, Trajectory, Verdict, SFTExample, World))
             con.execute(KEPT_VERDICTS[cfg.per_task])
-            # kept by the judge, not taken: another sample of the same task was the best (per_task: best)
-            other_samples = con.execute(PASSED_COUNT).fetchall()[0][0] - con.execute(KEPT_COUNT).fetchall()[0][0]
+            # kept by the judge, not taken: another sample of the same task was the best (none under per_task: all)
+            other_samples = (
+                con.execute(PASSED_COUNT).fetchall()[0][0] - con.execute(KEPT_COUNT).fetchall()[0][0]
+                if cfg.per_task == "best"
+                else 0
+            )
             tools = {
                 tool_id: ToolInfo(server, source)
                 for tool_id, server, source in con.execute("SELECT tool_id, server, source FROM tools").fetchall()

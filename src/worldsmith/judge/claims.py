@@ -584,8 +584,9 @@ class _Reader:
     # -------------------------------------------------------------- attributions
 
     def attributions(self) -> None:
-        for m in [*LABEL_VALUE.finditer(self.text), *QUOTED_WITH.finditer(self.text)]:
-            recs = self.subjects()
+        found = [*LABEL_VALUE.finditer(self.text), *QUOTED_WITH.finditer(self.text)]
+        recs = self.subjects() if found else []  # the clause's records: one answer for all its labels
+        for m in found:
             # "the full name Jeffrey Washington is active": the label is "full name", its value said beside it
             label = _label_words(self._without_held(m.group("label"), recs))
             if not label:
@@ -667,8 +668,8 @@ class _Reader:
                     and _matches(value, typed, held, whole=True)
                 ):
                     return "contradicted", f"{value[:40]!r} is {rec.key}'s {f.replace('_', ' ')}, not its {said}"
-        word = re.sub(r"[\s_-]+", "_", value.lower().strip(" ."))
-        for rec in recs if re.fullmatch(r"[a-z]+(?:_[a-z]+)*", value.lower().strip(" .")) else ():  # one word
+        word = value.lower().strip(" .")
+        for rec in recs if re.fullmatch(r"[a-z]+(?:_[a-z]+)*", word) else ():  # one word
             coll = self.ev.collections.get(rec.collection or "")
             for f in fields:
                 kinds = {
@@ -1105,7 +1106,7 @@ def _matches(value: str, typed: list[Value], held: Any, whole: bool = False) -> 
     if len(b) < 2:
         return False
     if EMAIL.fullmatch(text.strip()):
-        return a == b  # an address is all of it: "Lori261" is not lori261@yahoo.com
+        return a == b  # two addresses: all of it, not a prefix ("ann@example.co")
     return a == b if whole else (a == b or a.startswith(b + " ") or b.startswith(a) and len(a) >= 3)
 
 
