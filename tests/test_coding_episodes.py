@@ -48,7 +48,9 @@ class AgentScript:
     def model_for(self, role):
         return "scripted"
 
-    async def tool_step(self, role, messages, tools, require_tool=False, seed=None, grammar_tools=None, quote=None):
+    async def tool_step(
+        self, role, messages, tools, require_tool=False, seed=None, grammar_tools=None, quote=None, opening=None
+    ):
         assert role == "agent", role
         reply = self.step(messages)
         r = LLMResult(ok=True, role=role, model="scripted", endpoint="fake", completion_tokens=10)

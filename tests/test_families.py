@@ -15,6 +15,7 @@ from worldsmith.judge.episode import decide
 from worldsmith.records import Persona, Task, ToolCall, ToolSpec, Trajectory, UserGoal, World, WorldStates
 from worldsmith.tasks.blueprint import BlueprintFailure, Draft, blueprint_record, rubric_from, sample_blueprint
 from worldsmith.tasks.validate import validate_task
+from worldsmith.toolspec import to_openai_tool
 from worldsmith.worldmodel.packs import execute_call, load_packs
 from worldsmith.worldmodel.state import apply_patch
 
@@ -81,7 +82,7 @@ def episode(
         sample=0,
         seed=1,
         messages=messages,
-        tools=[],
+        tools=[to_openai_tool(t) for t in tools],  # what the agent was offered (a check asks whether it could read)
         world_states=WorldStates(initial=task.initial_state, final=state, patches=patches),
         calls=records,
         model="m",
@@ -274,10 +275,19 @@ def test_a_pack_action_its_rules_refuse_is_a_refusal_task(pack):
             "insufficient_funds",
         )
         why = next(iter(d.asked.values()), "")
+        get = next(
+            (t for t in tools if t.binding.action == "get" and t.binding.collection == op.binding.collection), None
+        )
+        if get is not None and op.binding.key_param in args:  # the record is read, and the agent declines
+            read = [(get.name, {get.binding.key_param: args[op.binding.key_param]})]
+            looked = episode(world, tools, task, read, f"I'm sorry, I can't: it is {why}.")
+            assert decide(CFG, task, looked, None).passed, (d.goal, decide(CFG, task, looked, None).reasons)
+        # sending the change to let the world refuse it, when the record could be read first, is no refusal to learn
         tried = episode(
             world, tools, task, [(op.name, args)], f"I'm sorry, I can't do that: it is {why}. {out.error[1]}."
         )
-        assert decide(CFG, task, tried, None).passed, (d.goal, decide(CFG, task, tried, None).reasons)
+        verdict = decide(CFG, task, tried, None)
+        assert not verdict.passed and "refusal_by_trial" in " ".join(verdict.reasons), verdict.reasons
         claimed = episode(world, tools, task, [], "All done, it went through.")
         assert not decide(CFG, task, claimed, None).passed
 
@@ -291,3 +301,64 @@ def _args_from_facts(op: ToolSpec, d: Draft) -> dict:
                 spec = props[p]
                 out[p] = int(v) if spec.get("type") == "integer" else float(v) if spec.get("type") == "number" else v
     return out
+
+
+@pytest.mark.parametrize("pack", sorted(PACKS))
+def test_already_done_on_a_pack_action_reads_and_declines_to_act(pack):
+    """ "Cancel order ord-1" when ord-1 is already cancelled, read off the action's own execution: the gold is the
+    look-up, the reply says the state; sending the action anyway (the world refuses, or it changes nothing) fails,
+    as does a reply that never says the state."""
+    world, tools = PACKS[pack].world, PACKS[pack].tools
+    made = drafts(pack, "already_done", n=3)
+    for d in made:
+        (step,) = d.steps
+        assert step.tool.binding.action == "get" and d.end_state == d.initial
+        (intent,) = d.intents
+        assert intent["kind"] in ("operation", "update"), intent
+        task = task_of(world, d)
+        assert validate_task(task, {t.name: t for t in tools}) is None, d.goal
+        ((what, value),) = d.asked.items()
+        key = step.arguments[step.tool.binding.key_param]
+        right = episode(world, tools, task, gold(d), f"{key} is already {value}, so there is nothing to change.")
+        assert decide(CFG, task, right, None).passed, (d.goal, decide(CFG, task, right, None).reasons)
+        assert not decide(CFG, task, episode(world, tools, task, gold(d), "Okay."), None).passed
+        if intent["kind"] != "operation":
+            continue
+        action = next(
+            t for t in tools if t.binding.operation and not t.hints.readOnlyHint and d.goal.startswith(_goal_head(t))
+        )
+        sent = episode(
+            world,
+            tools,
+            task,
+            [*gold(d), (action.name, {action.binding.key_param: key})],
+            f"{key} is already {value}, so there is nothing to change.",
+        )
+        assert not decide(CFG, task, sent, None).passed, d.goal
+
+
+def _goal_head(t: ToolSpec) -> str:
+    """The words a pack action's request starts with ("cancel order" of "cancel order {order_id}")."""
+    template = str(t.extra.get("goal") or t.name.replace("_", " "))
+    return template.split("{")[0].strip()
+
+
+@pytest.mark.parametrize("pack", sorted(PACKS))
+def test_irrelevance_is_kept_only_without_a_call(pack):
+    """No tool of the bundle does what the user asks (a near miss: an action on the agent's own records that no tool
+    serves): the reply that says it cannot, calling nothing, passes; the same reply after a look-up fails, as does a
+    reply that claims it was done."""
+    world, tools = PACKS[pack].world, PACKS[pack].tools
+    for d in drafts(pack, "irrelevance", n=3):
+        assert d.steps == [] and d.end_state == d.initial
+        task = task_of(world, d)
+        task = task.model_copy(update={"user_goal": UserGoal(request=f"Please {d.goal}.", facts=d.facts)})
+        assert validate_task(task, {t.name: t for t in tools}) is None, d.goal
+        said = f"I'm sorry, I can't {d.goal}: none of my tools can do that."
+        verdict = decide(CFG, task, episode(world, tools, task, [], said), None)
+        assert verdict.passed, (d.goal, verdict.reasons)
+        get = next(t for t in tools if t.binding.action == "get")
+        key = next(iter(d.initial[get.binding.collection]))[world.collection(get.binding.collection).key]
+        looked = decide(CFG, task, episode(world, tools, task, [(get.name, {get.binding.key_param: key})], said), None)
+        assert not looked.passed and any("no_calls" in r for r in looked.reasons), looked.reasons
+        assert not decide(CFG, task, episode(world, tools, task, [], "Done, it went through."), None).passed

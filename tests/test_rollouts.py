@@ -23,7 +23,7 @@ from worldsmith.config import FaultsConfig, RolloutsConfig, validate_config
 from worldsmith.llm import Prompts, UsageMeter
 from worldsmith.llm.client import LLMResult
 from worldsmith.prose import ignores_result
-from worldsmith.records import FaultEvent, Trajectory
+from worldsmith.records import FaultEvent, Trajectory, UserGoal
 from worldsmith.rollouts.episode import Episode, run_episode
 from worldsmith.rollouts.user import user_view, with_token
 from worldsmith.vocab import FAULT_KINDS, FAULTS, STOP
@@ -46,6 +46,7 @@ class ScriptedClient:
         self.calls: Counter[str] = Counter()
         self.grammars: list = []  # the tools each agent step was allowed to call (grounded decoding)
         self.quotes: list = []  # the values each agent step's reply had to say (rollouts.reply_quotes_asked)
+        self.openings: list = []  # the words each agent step's reply had to open with (rollouts.restraint_decoding)
 
     def metered(self, usage):
         usage.parent = self.usage
@@ -85,9 +86,12 @@ class ScriptedClient:
 
         return RoleConfig()
 
-    async def tool_step(self, role, messages, tools, require_tool=False, seed=None, grammar_tools=None, quote=None):
+    async def tool_step(
+        self, role, messages, tools, require_tool=False, seed=None, grammar_tools=None, quote=None, opening=None
+    ):
         self.grammars.append(grammar_tools)
         self.quotes.append(quote)
+        self.openings.append(opening)
         reply = self._next(role, messages)
         r = LLMResult(ok=True, role=role, model="scripted", endpoint="fake", completion_tokens=10)
         if isinstance(reply, LLMResult):
@@ -622,6 +626,59 @@ def test_every_step_is_offered_the_tools_of_the_records_the_user_named():
     # after the member's result: the member is read (not offered again), the loans were not asked about
     assert offers(cfg()) == [{"get_member"}, set()]
     assert offers(cfg(tools_the_user_named=False)) == [{"get_member", "list_member_loans"}, {"list_member_loans"}]
+
+
+def test_restraint_decoding_offers_no_tool_where_none_applies_and_reads_only_where_the_gold_changes_nothing():
+    """rollouts.restraint_decoding, led by the executed gold: an irrelevance task's steps are offered no tool and the
+    reply must say it cannot (SmolLM2 read the record on 22 of 24 such episodes and declined in none); an
+    already-done task ("return the book of loan ln-1", already returned) is offered the reads only, not the action
+    the world would refuse. Off: every tool the grounding allows, and no decline asked."""
+    from worldsmith.tasks.blueprint import BlueprintFailure, blueprint_record, rubric_from, sample_blueprint
+    from worldsmith.vocab import DECLINE_OPENINGS
+    from worldsmith.worldmodel.packs import load_pack
+    from worldsmith.worldmodel.runner import is_read_only
+
+    lib = load_pack(ROOT / "worlds" / "library", today="2026-03-02")
+    agent = order_agent(lib.tools).model_copy(update={"world_id": lib.world.world_id})
+    toolset = ToolSet.build(lib.tools)
+
+    def task_for(difficulty: str):
+        for seed in range(40):
+            try:
+                d = sample_blueprint(lib.world, lib.tools, difficulty, seed)
+            except BlueprintFailure:
+                continue
+            return d, cancel_task(difficulty).model_copy(
+                update={
+                    "initial_state": d.initial,
+                    "user_goal": UserGoal(request=f"Please {d.goal}.", facts=d.facts),
+                    "rubric": rubric_from(lib.world, d),
+                    "blueprint": blueprint_record(d, "grammar", []),
+                }
+            )
+        raise AssertionError(f"no {difficulty} task on the library pack")
+
+    def play(task, agent_script, c):
+        client = ScriptedClient(
+            user_sim=user_says((task.user_goal.request, "continue"), ("Thanks.", "stop")), agent=agent_script
+        )
+        ep = Episode("trj_restraint", task, agent, toolset, 0, 7)
+        asyncio.run(run_episode(ep, client, PROMPTS, c, worlds={lib.world.world_id: lib.world}))
+        return client
+
+    _, irrelevant = task_for("irrelevance")
+    client = play(irrelevant, ["I'm sorry, but I can't do that: none of my tools can."], cfg())
+    assert client.grammars[0] == [] and client.openings[0] == list(DECLINE_OPENINGS)
+    client = play(irrelevant, ["I'm sorry, but I can't do that: none of my tools can."], cfg(restraint_decoding=False))
+    assert client.grammars[0] and client.openings[0] is None
+
+    d, done = task_for("already_done")
+    (read,) = d.steps
+    script = [[(read.tool.name, read.arguments)], "It is already done."]
+    offered = {g["function"]["name"] for g in play(done, script, cfg()).grammars[0]}
+    assert offered and all(is_read_only(toolset.by_name[n]) for n in offered), offered
+    offered_off = {g["function"]["name"] for g in play(done, script, cfg(restraint_decoding=False)).grammars[0]}
+    assert any(not is_read_only(toolset.by_name[n]) for n in offered_off), offered_off
 
 
 def test_a_write_made_again_with_the_same_arguments_is_sampled_again():

@@ -523,6 +523,12 @@ class RolloutsConfig(Strict):
     # when they name any (grounding.named_tools): SmolLM2 often picked a crawled bundle's other tool, and with the
     # record it was asked about read, read a record it referenced and answered about that
     tools_the_user_named: bool = True
+    # grounded decoding, led by the task's executed gold (as `require_tool` is): a task whose gold changes nothing
+    # (a look-up, a refusal, an already-done request) is offered read tools only, so the agent looks before it
+    # answers instead of sending the change for the world to refuse; an irrelevance task (no tool does what the user
+    # asks) is offered no tool, and its reply must say it cannot (the judge's decline words, `vocab.DECLINE_OPENINGS`).
+    # SmolLM2 called a get on 22 of 24 irrelevance episodes and declined in none. A capable policy: false
+    restraint_decoding: bool = True
     tool_sim: ToolSimConfig = ToolSimConfig()
     faults: FaultsConfig = FaultsConfig()
     real_execution: RealExecutionConfig = RealExecutionConfig()

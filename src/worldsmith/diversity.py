@@ -1,7 +1,8 @@
 """How varied a set of episodes or tasks is, by task family: distinct call-chain shapes (the
 read/write pattern of the calls that succeeded: "read>write"), distinct tools and worlds,
-the requests' distinct-2 (unique word bigrams over all bigrams) and their near-duplicate rate
-(the share of requests with an earlier one at MinHash Jaccard >= 0.7 in the same family).
+the requests' distinct-2 (unique word bigrams over all bigrams), their near-duplicate rate
+(the share of requests with an earlier one at MinHash Jaccard >= 0.7 in the same family), and
+the items where the agent called no tool at all (restraint: irrelevance, a refusal read off the rule).
 Streamed: one `add` per item, nothing but sets, counters and MinHashes kept."""
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class _Family:
     bigrams: set[tuple[str, str]] = field(default_factory=set)
     n_bigrams: int = 0
     near_duplicates: int = 0
+    no_call: int = 0  # items where the agent called no tool at all (not even one that failed)
     index: MinHashIndex = field(default_factory=lambda: MinHashIndex(threshold=NEAR_DUPLICATE_JACCARD))
 
 
@@ -48,9 +50,12 @@ class Diversity:
     def __init__(self) -> None:
         self.families: dict[str, _Family] = {}
 
-    def add(self, family: str, request: str, chain: str, tools: Iterable[str], world: str | None) -> None:
+    def add(
+        self, family: str, request: str, chain: str, tools: Iterable[str], world: str | None, no_call: bool = False
+    ) -> None:
         f = self.families.setdefault(family or "unknown", _Family())
         f.items += 1
+        f.no_call += no_call
         f.shapes[chain or "no call"] += 1
         f.tools.update(tools)
         if world:
@@ -73,6 +78,7 @@ class Diversity:
             metadata.get("chain") or "",
             metadata.get("called_tool_ids") or [],
             metadata.get("world_id"),
+            no_call=not any(m.get("tool_calls") for m in messages if m["role"] == "assistant"),
         )
 
     def rows(self) -> list[dict[str, Any]]:
@@ -83,6 +89,7 @@ class Diversity:
                 {
                     "family": name,
                     "items": f.items,
+                    "no_call": f.no_call,
                     "chain_shapes": len(f.shapes),
                     "tools": len(f.tools),
                     "worlds": len(f.worlds),
@@ -99,6 +106,7 @@ class Diversity:
                 {
                     "family": "all",
                     "items": items,
+                    "no_call": sum(f.no_call for f in fams),
                     "chain_shapes": len(set().union(*(set(f.shapes) for f in fams))),
                     "tools": len(set().union(*(f.tools for f in fams))),
                     "worlds": len(set().union(*(f.worlds for f in fams))),

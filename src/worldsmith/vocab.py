@@ -211,6 +211,17 @@ PROSE_REPLY_PATTERN = "^[A-Z]" + PROSE_CHAR + "{0," + str(MAX_REPLY_CHARS - 1) +
 QUOTING_TAIL = PROSE_CHAR + "{0,130}$"  # how every quoting pattern ends: how `is_prose_pattern` knows one
 
 
+# what a reply that declines opens with (each matched by the judge's `answers.DECLINE`): an irrelevance task's reply
+# opens with one of them under `rollouts.restraint_decoding` (`opening_reply_pattern`)
+DECLINE_OPENINGS: tuple[str, ...] = (
+    "I'm sorry, but I can't",
+    "I'm sorry, I can't",
+    "I can't",
+    "I cannot",
+    "I'm unable to",
+)
+
+
 def quoting_reply_pattern(values: list[str]) -> str:
     """The prose pattern with one of `values` (each of PROSE_CHARs, at most 60) somewhere in the reply, within
     the same length bound: what a grounded reply that answers the user's question must say (`asked_values`). A
@@ -223,6 +234,14 @@ def quoting_reply_pattern(values: list[str]) -> str:
     anywhere = rf"[A-Z]{PROSE_CHAR}{{0,199}}({alternatives(values)})"
     head = rf"({anywhere}|{alternatives(opening)})" if opening else anywhere
     return f"^{head}{QUOTING_TAIL}"
+
+
+def opening_reply_pattern(openings: list[str]) -> str:
+    """The prose pattern of a reply that opens with one of `openings` (each of PROSE_CHARs): the decoder writes the
+    rest. Allowed anywhere instead (`quoting_reply_pattern`), SmolLM2 wrote its usual reply and the grammar ended it
+    with a decline cut mid-word ("The device dvc-8703 has been deleted. ... I'm sorry, I can't f")."""
+    alternatives = "|".join(re.sub(r"([.^$*+?()|/])", r"\\\1", v) for v in openings)
+    return f"^({alternatives}) {QUOTING_TAIL}"
 
 
 def is_prose_pattern(pattern: str) -> bool:

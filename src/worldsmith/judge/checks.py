@@ -267,13 +267,17 @@ def repeated_refused_call(ep: Episode) -> HackFinding | None:
     return None
 
 
+TRIAL_FAMILIES = ("refusal", "already_done")  # families whose right episode sends no change at all
+
+
 def refusal_by_trial(ep: Episode) -> HackFinding | None:
     """A refusal task (the user asks for what the policy forbids) where the agent sent the forbidden change and let
     the world refuse it, although its bundle could read the record first: not a refusal to learn from, even when it
-    then declines and quotes the error."""
+    then declines and quotes the error. An already-done task alike ("cancel ord-1", already cancelled): the lesson is
+    to read and see, not to send the change and learn from the world's error."""
     task = ep.task
     family = (task.family if task is not None else "") or ""
-    if family != "refusal":
+    if family not in TRIAL_FAMILIES:
         return None
     names = {(t.get("function") or t).get("name", ""): t for t in ep.traj.tools}
     can_read = any(_reads(n, t) for n, t in names.items())
@@ -284,7 +288,7 @@ def refusal_by_trial(ep: Episode) -> HackFinding | None:
         if not c.read_only and tried and can_read:
             outcome = "the world refused it" if not c.ok else "it went through"
             return HackFinding(
-                kind="refusal_by_trial", evidence=f"a refusal task: {c.name}({_args(c)}) was sent ({outcome})"
+                kind="refusal_by_trial", evidence=f"a {family} task: {c.name}({_args(c)}) was sent ({outcome})"
             )
     return None
 
@@ -402,6 +406,15 @@ CHECKS: tuple[Check, ...] = (
                 ),
                 world=ORDER_WORLD,
                 family="refusal",
+            ),
+            Example(
+                ("Order ord-1002 has already shipped.",),
+                user="Please ship order ord-1002.",
+                calls=(
+                    ("ship_order", {"order_id": "ord-1002"}, {"error": "policy_violation: order ord-1002 is shipped"}),
+                ),
+                world=ORDER_WORLD,
+                family="already_done",
             ),
         ),
         passes=(

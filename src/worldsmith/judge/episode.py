@@ -17,7 +17,7 @@ from worldsmith.judge.answers import agent_texts, declines
 from worldsmith.judge.checks import CHECKS, Episode, fault_recovery
 from worldsmith.judge.critic import CORE_RUBRICS, PRESCRIPTIVE_RUBRICS, critique, critique_claims
 from worldsmith.judge.reward import reward_of
-from worldsmith.judge.rubric import check_criterion, check_no_writes, check_order, check_writes
+from worldsmith.judge.rubric import check_criterion, check_no_calls, check_no_writes, check_order, check_writes
 from worldsmith.llm import LLMClient, Prompts
 from worldsmith.records import ClaimFinding, CriterionResult, CriticReport, Task, Trajectory, Verdict
 
@@ -42,6 +42,7 @@ def deterministic(task: Task, traj: Trajectory) -> list[CriterionResult]:
             "the task asks for no change, and no call wrote (not even a write that changed nothing)",
             check_no_writes(task, traj),
         ),
+        ("no_calls", "call", "no tool applies, and the agent called none", check_no_calls(task, traj)),
     ):
         if outcome is not None:
             results.append(

@@ -469,6 +469,19 @@ def check_no_writes(task: Task, traj: Trajectory) -> tuple[bool, str] | None:
     return True, "no write; the task asks for no change"
 
 
+def check_no_calls(task: Task, traj: Trajectory) -> tuple[bool, str] | None:
+    """An irrelevance task (no tool of the bundle does what the user asks) is done with no call at all: a model
+    that only ever sees calls learns to call everything (Toucan's irrelevance examples), so the example to keep
+    answers plainly that it cannot. None for every other family."""
+    bp = task.blueprint
+    if bp is None or (bp.family or task.difficulty) != "irrelevance":
+        return None
+    if traj.calls:
+        shown = ", ".join(f"{c.name}({_show(c.arguments, 60)})" for c in traj.calls[:3])
+        return False, f"{shown} called; no tool applies to this request"
+    return True, "no call; no tool applies to this request"
+
+
 def _stray_collection(start: Any, end: Any, keyed: dict[str, str]) -> str | None:
     """A collection the gold never touched that the episode changed (any record, in any way)."""
     names = {*(start if isinstance(start, dict) else {}), *(end if isinstance(end, dict) else {})}

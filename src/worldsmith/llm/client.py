@@ -45,7 +45,13 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, wait_ran
 from worldsmith.config import EMBEDDED, POLICY_ENDPOINT, EndpointConfig, LLMConfig, RoleConfig
 from worldsmith.jsonschemas import embed_schema
 from worldsmith.records import content_id
-from worldsmith.vocab import MAX_REPLY_CHARS, PROSE_REPLY_PATTERN, is_prose_pattern, quoting_reply_pattern
+from worldsmith.vocab import (
+    MAX_REPLY_CHARS,
+    PROSE_REPLY_PATTERN,
+    is_prose_pattern,
+    opening_reply_pattern,
+    quoting_reply_pattern,
+)
 
 RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504}
 POOL_CONNECTIONS = 64  # requests in flight per HTTP pool (benchmarks/README.md, "Pipeline ceiling")
@@ -469,6 +475,7 @@ class LLMClient:
         seed: int | None = None,
         grammar_tools: list[dict[str, Any]] | None = None,
         quote: list[str] | None = None,
+        opening: list[str] | None = None,
         **sampling: Any,
     ) -> LLMResult:
         """One assistant turn that may call tools, in the role's tool-call mode.
@@ -477,7 +484,8 @@ class LLMClient:
         only the tool-call branch in constrained mode (llama.cpp ignores "required").
         `grammar_tools` (constrained mode): what the decoder may call, when narrower than the
         `tools` the prompt shows (grounded decoding); none left: a text reply. `quote` (constrained mode, prose
-        replies): a text reply must say one of these values (`vocab.quoting_reply_pattern`).
+        replies): a text reply must say one of these values (`vocab.quoting_reply_pattern`); `opening`: it must open
+        with one of these words (`vocab.opening_reply_pattern`).
         """
         mode = mode or self.role(role).tool_call_mode
         if mode == "native":
@@ -502,6 +510,7 @@ class LLMClient:
             max_calls=4 if rc.parallel_tool_calls else 1,
             prose=self.cfg.prose_replies(role),
             quote=quote,
+            opening=opening,
         )
         response_format = {
             "type": "json_schema",
@@ -645,11 +654,15 @@ def constrained_turn_schema(
     max_calls: int = 4,
     prose: bool = False,
     quote: list[str] | None = None,
+    opening: list[str] | None = None,
 ) -> dict[str, Any]:
     """JSON Schema of one assistant turn: a text reply (with `prose`, one the grammar keeps to sentence characters;
-    with `quote` too, one that says one of those values), or calls to the given tools."""
+    with `quote` too, one that says one of those values; with `opening`, one that opens with one of those words), or
+    calls to the given tools."""
     reply = PROSE_REPLY_SCHEMA if prose else REPLY_SCHEMA
-    if prose and quote:
+    if prose and opening:
+        reply = prose_reply_schema(opening_reply_pattern(opening))
+    elif prose and quote:
         reply = prose_reply_schema(quoting_reply_pattern(quote))
     if not tools:
         return reply

@@ -29,7 +29,7 @@ from worldsmith.prose import garbled_text, ignores_result, one_word
 from worldsmith.records import Agent, FaultEvent, Task, ToolCall, ToolSpec, Trajectory, content_id
 from worldsmith.records import World as WorldSchema
 from worldsmith.rollouts.user import UserSimulator
-from worldsmith.vocab import END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS
+from worldsmith.vocab import DECLINE_OPENINGS, END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS
 from worldsmith.worldmodel.faults import FaultInjector
 from worldsmith.worldmodel.grounding import (
     asked_values,
@@ -231,6 +231,10 @@ class EpisodeRun:
         quote = None
         if self.grounded and cfg.reply_quotes_asked:  # what the user asked of this result, or the change it confirms
             quote = asked_values(self.messages) or confirming_values(ep.toolset, self.messages)
+        opening = None
+        if grammar is not None and cfg.restraint_decoding:
+            grammar, opening = self.restrained(grammar)
+            force = force and bool(grammar)
         for attempt in range(cfg.reply_attempts):
             r = await self.client.tool_step(
                 "agent",
@@ -240,6 +244,7 @@ class EpisodeRun:
                 seed=ep.seed + self.steps + 1_000_003 * attempt,
                 grammar_tools=grammar,
                 quote=quote,
+                opening=opening,
             )
             unusable = not r.ok and r.error_kind in ("parse", "schema")  # a runaway cut at max_tokens
             # a call made again with the same arguments after it succeeded or the world refused it: a read learns
@@ -284,6 +289,20 @@ class EpisodeRun:
             if prose is not None and not (ignored or unread):  # (a repeated read, not prose, or unparsable)
                 return prose
         return r
+
+    def restrained(self, grammar: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str] | None]:
+        """`rollouts.restraint_decoding`: (the tools this step may call, the words its reply must open with). The
+        task's executed gold leads, as it does for a forced first call: an irrelevance task is offered no tool and its
+        reply opens by declining; a task whose gold changes nothing is offered the read tools only."""
+        bp = self.ep.task.blueprint
+        if bp is None:
+            return grammar, None
+        if (bp.family or self.ep.task.difficulty) == "irrelevance":
+            return [], list(DECLINE_OPENINGS)
+        if any(c.patch for c in bp.calls):
+            return grammar, None
+        by_name = self.ep.toolset.by_name
+        return [t for t in grammar if (s := by_name.get(t["function"]["name"])) is not None and is_read_only(s)], None
 
     def reply_findings(self, reply: dict[str, Any]) -> list[str]:
         """The judge's findings (`judge.checks`) this reply would add to the episode so far that its policy rejects

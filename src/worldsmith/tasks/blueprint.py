@@ -833,7 +833,56 @@ def _already_done(world: World, usable: list[ToolSpec], state: dict[str, Any], r
             d.goal = f"set the {fname.replace('_', ' ')} of {who} to {value}"
             d.intents = [_update_intent(who, {fname: value})]
             return d
-    raise BlueprintFailure("no_status_update", "no update of an enum field with a lookup of the same records")
+    d = _already_done_action(world, usable, state, rng)
+    if d is not None:
+        return d
+    raise BlueprintFailure(
+        "no_status_update", "no update of an enum field, nor an action that sets one, with a lookup of the same records"
+    )
+
+
+def _already_done_action(
+    world: World, usable: list[ToolSpec], state: dict[str, Any], rng: random.Random
+) -> Draft | None:
+    """Already-done on a domain pack's action: "cancel order ord-1" when ord-1 is already cancelled. The state an
+    action leaves is read off its execution on records where it succeeds (the lifecycle field its patch sets); the
+    task names a record already in that state, and the gold is the look-up alone."""
+    for t in rng.sample(usable, len(usable)):
+        b = t.binding
+        if b.operation is None or t.hints.readOnlyHint or not b.key_param:
+            continue
+        c = world.collection(b.collection)
+        get = _lookup(world, usable, c.name)
+        lifecycle = {f.name for f in c.fields if f.enum and f.name in c.transitions}
+        if get is None or not lifecycle:
+            continue
+        records = _candidates(c, state, rng)
+        index = {r[c.key]: i for i, r in enumerate(state.get(c.name, []))}
+        left: set[tuple[str, str]] = set()  # (field, value) a successful call leaves its record in
+        for record in records[:12]:
+            planned = _operation_call(world, t, record, state, rng)
+            if planned is None or not planned[1].ok:
+                continue
+            at = f"/{c.name}/{index[record[c.key]]}/"
+            for op in planned[1].patch:
+                fname = op["path"].removeprefix(at)
+                if op["op"] == "replace" and op["path"].startswith(at) and fname in lifecycle:
+                    left.add((fname, str(op["value"])))
+        done = [(r, f, v) for r in records for f, v in sorted(left) if str(r.get(f)) == v]
+        if not done:
+            continue
+        record, fname, value = rng.choice(done)
+        planned = _operation_call(world, t, record, state, rng)  # the request in the action's words, all its values
+        args = planned[0] if planned is not None else {b.key_param: record[c.key]}
+        key, field_said = record[c.key], fname.replace("_", " ")
+        d = Draft("already_done", state, [Step(get, {get.binding.key_param: key, **_required_ignored(get)})])
+        d.entity = c.entity
+        d.facts[c.key.replace("_", " ")] = key
+        d.asked[f"{field_said} of {key}"] = value
+        d.goal = _action_goal(t, args)
+        d.intents = [{"kind": "operation", "text": d.goal}]
+        return d
+    return None
 
 
 def _conditional(world: World, usable: list[ToolSpec], state: dict[str, Any], rng: random.Random) -> Draft:
