@@ -116,7 +116,7 @@ def test_the_card_counts_examples_by_decoding_and_difficulty():
     assert {e.metadata["family"] for e in examples} == {tasks[trajs[0].task_id].difficulty}
     table = card.split("## Diversity by task family")[1].split("`chain shapes`")[0]
     rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
-    assert rows[0].startswith("| family | items | chain shapes | tools | worlds | distinct 2 | near duplicate rate")
+    assert rows[0].startswith("| family | items | no call | chain shapes | tools | worlds | distinct 2 | near duplicate")
     assert rows[1].startswith(f"| {tasks[trajs[0].task_id].difficulty} | 6 |") and rows[2].startswith("| all | 6 |")
 
 
@@ -399,7 +399,8 @@ def stored(tmp_path):
         store.append(part[::-1])
     store.append(verdicts[5:])
     store.append(verdicts[:5])
-    cfg = validate_config({"export": {"validation_fraction": 0.3, "max_per_domain": 5}})
+    # every kept sample (`per_task: all`): the exact twin shares its task, and is what the dedup must drop
+    cfg = validate_config({"export": {"validation_fraction": 0.3, "max_per_domain": 5, "per_task": "all"}})
     return RunContext(cfg=cfg, root=tmp_path, run_id="exp", store=store, prompts=Prompts(ROOT / "prompts"))
 
 

@@ -414,6 +414,9 @@ def test_a_schema_in_prose_and_a_decline_in_other_words():
     assert not garbled_text("Your order total (number of items: 3) is $45.00.")
     assert declines(["Refunds aren't something I'm able to do from here."])[0]
     assert not declines(["Your refund is on its way."])[0]
+    # eagerness is no decline: SmolLM2's "I'm sorry, I can't wait to see your new section!" to a request no tool serves
+    assert not declines(["I'm sorry, I can't wait to see your new section!", "I can't believe how fast that was."])[0]
+    assert declines(["I'm sorry, I can't help with adding a section: none of my tools can."])[0]
 
 
 def test_what_the_second_blind_set_showed():

@@ -634,7 +634,7 @@ def test_restraint_decoding_offers_no_tool_where_none_applies_and_reads_only_whe
     already-done task ("return the book of loan ln-1", already returned) is offered the reads only, not the action
     the world would refuse. Off: every tool the grounding allows, and no decline asked."""
     from worldsmith.tasks.blueprint import BlueprintFailure, blueprint_record, rubric_from, sample_blueprint
-    from worldsmith.vocab import DECLINE_OPENINGS
+    from worldsmith.vocab import ALREADY_OPENINGS, DECLINE_OPENINGS
     from worldsmith.worldmodel.packs import load_pack
     from worldsmith.worldmodel.runner import is_read_only
 
@@ -675,8 +675,13 @@ def test_restraint_decoding_offers_no_tool_where_none_applies_and_reads_only_whe
     d, done = task_for("already_done")
     (read,) = d.steps
     script = [[(read.tool.name, read.arguments)], "It is already done."]
-    offered = {g["function"]["name"] for g in play(done, script, cfg()).grammars[0]}
+    client = play(done, script, cfg())
+    offered = {g["function"]["name"] for g in client.grammars[0]}
     assert offered and all(is_read_only(toolset.by_name[n]) for n in offered), offered
+    # right after the read, the reply opens by saying the record is already in the state the gold read
+    ((_, value),) = d.asked.items()
+    key = read.arguments[read.tool.binding.key_param]
+    assert client.quotes[1] == [f"{key} is already {value}"] and client.openings[1] == list(ALREADY_OPENINGS)
     offered_off = {g["function"]["name"] for g in play(done, script, cfg(restraint_decoding=False)).grammars[0]}
     assert any(not is_read_only(toolset.by_name[n]) for n in offered_off), offered_off
 

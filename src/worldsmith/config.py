@@ -408,20 +408,24 @@ class AgentsConfig(Strict):
 class TasksConfig(Strict):
     enabled: bool = True
     mode: Literal["blueprint", "freeform"] = "blueprint"  # blueprint: gold calls executed first, rubric from execution
-    per_agent: PositiveInt = 5  # tasks per agent; difficulties are taken in turn
-    # the CPU default: mostly what SmolLM2 can pass (README: pass@k by difficulty); a GPU run: list(DIFFICULTIES)
+    per_agent: PositiveInt = 6  # tasks per agent; difficulties are taken in turn
+    # the CPU default: every family the worlds allow, spaced so any 6 in turn hold one irrelevance, one already_done,
+    # one dependent chain, one refusal or multi_call and two single calls (README: pass rate by family); a GPU run:
+    # list(DIFFICULTIES)
     difficulties: list[Literal[DIFFICULTIES]] = Field(  # type: ignore[valid-type]
         default_factory=lambda: [
             "single_call",
-            "single_call",
+            "irrelevance",
             "dependent_calls",
             "single_call",
+            "already_done",
             "refusal",
             "single_call",
-            "multi_call",
+            "irrelevance",
             "dependent_calls",
-            "single_call",
             "error_recovery",
+            "already_done",
+            "multi_call",
         ],
         min_length=1,
     )
@@ -606,7 +610,7 @@ class ExportConfig(Strict):
     max_per_domain: NonNegInt = 0
     # best: one example per task, the best the judge kept (critic score, then fewest unverifiable claims, fewest
     # calls, shortest), so the export counts distinct tasks; all: every kept sample (preference / RL data)
-    per_task: Literal["best", "all"] = "all"
+    per_task: Literal["best", "all"] = "best"
     licence_note: str = (
         "Tool specs crawled from public MCP servers keep their authors' licences (see tool_specs/servers.yaml for "
         "the packages); check them before redistributing."

@@ -211,15 +211,20 @@ PROSE_REPLY_PATTERN = "^[A-Z]" + PROSE_CHAR + "{0," + str(MAX_REPLY_CHARS - 1) +
 QUOTING_TAIL = PROSE_CHAR + "{0,130}$"  # how every quoting pattern ends: how `is_prose_pattern` knows one
 
 
-# what a reply that declines opens with (each matched by the judge's `answers.DECLINE`): an irrelevance task's reply
-# opens with one of them under `rollouts.restraint_decoding` (`opening_reply_pattern`)
+# what a reply that declines opens with (each matched by the judge's `answers.DECLINE`): an irrelevance or refusal
+# task's reply opens with one of them under `rollouts.restraint_decoding` (`opening_reply_pattern`). Each ends where
+# only a decline can follow: after "I'm sorry, I can't" SmolLM2 wrote "... wait to see your new section!"
 DECLINE_OPENINGS: tuple[str, ...] = (
-    "I'm sorry, but I can't",
-    "I'm sorry, I can't",
-    "I can't",
-    "I cannot",
-    "I'm unable to",
+    "I'm sorry, but I can't help with",
+    "I'm sorry, but I'm not able to help with",
+    "I'm sorry, but none of my tools can",
+    "I can't help with",
 )
+
+
+def _alternatives(values: list[str]) -> str:
+    """A regex alternation of literal values (the characters a pattern would read as syntax escaped)."""
+    return "|".join(re.sub(r"([.^$*+?()|/])", r"\\\1", v) for v in values)
 
 
 def quoting_reply_pattern(values: list[str]) -> str:
@@ -227,21 +232,25 @@ def quoting_reply_pattern(values: list[str]) -> str:
     the same length bound: what a grounded reply that answers the user's question must say (`asked_values`). A
     value with a capital letter may open the reply ("Related work is ...")."""
 
-    def alternatives(vs: list[str]) -> str:
-        return "|".join(re.sub(r"([.^$*+?()|/])", r"\\\1", v) for v in vs)
-
     opening = [v for v in values if v[:1].isupper()]
-    anywhere = rf"[A-Z]{PROSE_CHAR}{{0,199}}({alternatives(values)})"
-    head = rf"({anywhere}|{alternatives(opening)})" if opening else anywhere
+    anywhere = rf"[A-Z]{PROSE_CHAR}{{0,199}}({_alternatives(values)})"
+    head = rf"({anywhere}|{_alternatives(opening)})" if opening else anywhere
     return f"^{head}{QUOTING_TAIL}"
 
 
-def opening_reply_pattern(openings: list[str]) -> str:
-    """The prose pattern of a reply that opens with one of `openings` (each of PROSE_CHARs): the decoder writes the
-    rest. Allowed anywhere instead (`quoting_reply_pattern`), SmolLM2 wrote its usual reply and the grammar ended it
-    with a decline cut mid-word ("The device dvc-8703 has been deleted. ... I'm sorry, I can't f")."""
-    alternatives = "|".join(re.sub(r"([.^$*+?()|/])", r"\\\1", v) for v in openings)
-    return f"^({alternatives}) {QUOTING_TAIL}"
+# what an already-done reply opens with, before it says the record is already so ("ord-4802 is already cancelled")
+ALREADY_OPENINGS: tuple[str, ...] = ("No change is needed:", "Nothing to change:", "There is nothing to do:")
+
+
+def opening_reply_pattern(openings: list[str], quote: list[str] | None = None) -> str:
+    """The prose pattern of a reply that opens with one of `openings` (each of PROSE_CHARs), and with `quote` goes on
+    with one of those phrases: the decoder writes the rest. Allowed anywhere instead (`quoting_reply_pattern`), SmolLM2
+    wrote its usual reply and the grammar ended it with the words cut mid-word ("The device dvc-8703 has been deleted.
+    ... I'm sorry, I can't f"; "... Thank you.checked_inow_2023")."""
+    head = f"^({_alternatives(openings)}) "
+    if quote:
+        head += f"({_alternatives(quote)})"
+    return head + QUOTING_TAIL
 
 
 def is_prose_pattern(pattern: str) -> bool:

@@ -255,7 +255,9 @@ def _date_matches(expected: frozenset[str], stated: frozenset[str]) -> bool:
 # a reply that declines: "I can't", "isn't something I'm able to do", "that's not allowed", "no tool for that",
 # or states the rule that stops it ("only a confirmed booking can be cancelled")
 DECLINE = re.compile(
-    r"\b(?:cannot|can't|can ?not|unable|won't be able|not able|not possible|isn't possible"
+    # "I can't wait to see your new order" is eagerness, not a decline (SmolLM2 wrote it to a request no tool serves)
+    r"\b(?:(?:cannot|can't|can ?not)(?! (?:wait|believe|help but|thank|stress|say enough|get enough))"
+    r"|unable|won't be able|not able|not possible|isn't possible"
     r"|(?:isn't|aren't|is not|are not) something|not something (?:i|we)|not allowed|aren't allowed"
     r"|not permitted|isn't allowed|no tool|not supported|not authori[sz]ed"
     r"|(?:don't|do not|doesn't|does not) (?:have|support|allow|permit|offer)|can only (?:help|assist)"

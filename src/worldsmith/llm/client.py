@@ -657,11 +657,11 @@ def constrained_turn_schema(
     opening: list[str] | None = None,
 ) -> dict[str, Any]:
     """JSON Schema of one assistant turn: a text reply (with `prose`, one the grammar keeps to sentence characters;
-    with `quote` too, one that says one of those values; with `opening`, one that opens with one of those words), or
-    calls to the given tools."""
+    with `quote` too, one that says one of those values; with `opening`, one that opens with one of those words, then
+    goes on with a `quote`), or calls to the given tools."""
     reply = PROSE_REPLY_SCHEMA if prose else REPLY_SCHEMA
     if prose and opening:
-        reply = prose_reply_schema(opening_reply_pattern(opening))
+        reply = prose_reply_schema(opening_reply_pattern(opening, quote))
     elif prose and quote:
         reply = prose_reply_schema(quoting_reply_pattern(quote))
     if not tools:

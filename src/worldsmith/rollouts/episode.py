@@ -25,11 +25,11 @@ from worldsmith.judge.rubric import goal_met
 from worldsmith.llm import LLMClient, LLMResult, Prompts, UsageMeter
 from worldsmith.llm.client import ServerUnavailable
 from worldsmith.mcp.executor import RealExecutor
-from worldsmith.prose import garbled_text, ignores_result, one_word
+from worldsmith.prose import garbled_text, ignores_result, one_word, tool_result
 from worldsmith.records import Agent, FaultEvent, Task, ToolCall, ToolSpec, Trajectory, content_id
 from worldsmith.records import World as WorldSchema
 from worldsmith.rollouts.user import UserSimulator
-from worldsmith.vocab import DECLINE_OPENINGS, END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS
+from worldsmith.vocab import ALREADY_OPENINGS, DECLINE_OPENINGS, END_REASONS, EPISODE_ROLES, MAX_REPLY_CHARS
 from worldsmith.worldmodel.faults import FaultInjector
 from worldsmith.worldmodel.grounding import (
     asked_values,
@@ -233,7 +233,8 @@ class EpisodeRun:
             quote = asked_values(self.messages) or confirming_values(ep.toolset, self.messages)
         opening = None
         if grammar is not None and cfg.restraint_decoding:
-            grammar, opening = self.restrained(grammar)
+            grammar, opening, gold_quote = self.restrained(grammar)
+            quote = gold_quote or quote
             force = force and bool(grammar)
         for attempt in range(cfg.reply_attempts):
             r = await self.client.tool_step(
@@ -290,19 +291,39 @@ class EpisodeRun:
                 return prose
         return r
 
-    def restrained(self, grammar: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[str] | None]:
-        """`rollouts.restraint_decoding`: (the tools this step may call, the words its reply must open with). The
-        task's executed gold leads, as it does for a forced first call: an irrelevance task is offered no tool and its
-        reply opens by declining; a task whose gold changes nothing is offered the read tools only."""
+    def restrained(
+        self, grammar: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], list[str] | None, list[str] | None]:
+        """`rollouts.restraint_decoding`: (the tools this step may call, the words its reply must open with, the
+        values it must then say). The task's executed gold leads, as it does for a forced first call: an irrelevance
+        task is offered no tool and its reply opens by declining; a task whose gold changes nothing is offered the
+        read tools only, and right after a result, an already-done or refusal task's reply opens by saying the state
+        the gold read of the record the user named ("No change is needed: ord-4802 is already cancelled"; "I'm sorry,
+        but I can't help with that: bkg-7303 is checked_in"), the decoder writing the rest."""
         bp = self.ep.task.blueprint
         if bp is None:
-            return grammar, None
-        if (bp.family or self.ep.task.difficulty) == "irrelevance":
-            return [], list(DECLINE_OPENINGS)
+            return grammar, None, None
+        family = bp.family or self.ep.task.difficulty
+        if family == "irrelevance":
+            return [], list(DECLINE_OPENINGS), None
         if any(c.patch for c in bp.calls):
-            return grammar, None
+            return grammar, None, None
         by_name = self.ep.toolset.by_name
-        return [t for t in grammar if (s := by_name.get(t["function"]["name"])) is not None and is_read_only(s)], None
+        reads = [t for t in grammar if (s := by_name.get(t["function"]["name"])) is not None and is_read_only(s)]
+        if family not in ("already_done", "refusal") or not self.messages or tool_result(self.messages[-1]) is None:
+            return reads, None, None
+        shown = " ".join(m.get("content") or "" for m in self.messages if m["role"] == "tool")
+        facts = [str(v) for v in self.ep.task.user_goal.facts.values() if v]
+        said = []  # "bkg-7303 is checked_in": the record the user named, in the state the gold read
+        for label, value in bp.asked.items():
+            key = next((k for k in facts if k in label.split()), None)
+            if key and value and value in shown:
+                said.append(f"{key} is {'already ' if family == 'already_done' else ''}{value}")
+        if not said:
+            return reads, None, None
+        if family == "refusal":
+            return reads, [f"{o} that:" for o in DECLINE_OPENINGS], said
+        return reads, list(ALREADY_OPENINGS), said
 
     def reply_findings(self, reply: dict[str, Any]) -> list[str]:
         """The judge's findings (`judge.checks`) this reply would add to the episode so far that its policy rejects
