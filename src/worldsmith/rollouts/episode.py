@@ -321,8 +321,8 @@ class EpisodeRun:
                 said.append(f"{key} is {'already ' if family == 'already_done' else ''}{value}")
         if not said:
             return reads, None, None
-        if family == "refusal":
-            return reads, [f"{o} that:" for o in DECLINE_OPENINGS], said
+        if family == "refusal":  # the rule forbids it, not the tools: "I'm sorry, but I can't help with that: ..."
+            return reads, [f"{o} that:" for o in DECLINE_OPENINGS if o.endswith(" with")], said
         return reads, list(ALREADY_OPENINGS), said
 
     def reply_findings(self, reply: dict[str, Any]) -> list[str]:
