@@ -682,6 +682,15 @@ def test_restraint_decoding_offers_no_tool_where_none_applies_and_reads_only_whe
     ((_, value),) = d.asked.items()
     key = read.arguments[read.tool.binding.key_param]
     assert client.quotes[1] == [f"{key} is already {value}"] and client.openings[1] == list(ALREADY_OPENINGS)
+
+    # a refusal: the record read, the reply declines and says the state that forbids it ("ln-1 is returned")
+    d, refused = task_for("refusal")
+    ((label, value),) = d.asked.items()
+    key = next(str(v) for v in d.facts.values() if str(v) in label.split())
+    get = next(t for t in lib.tools if t.binding.action == "get" and key in str(d.initial[t.binding.collection]))
+    client = play(refused, [[(get.name, {get.binding.key_param: key})], "Sorry."], cfg())
+    assert client.openings[1] and all(o.endswith("help with that:") for o in client.openings[1]), client.openings[1]
+    assert client.quotes[1] == [f"{key} is {value}"]
     offered_off = {g["function"]["name"] for g in play(done, script, cfg(restraint_decoding=False)).grammars[0]}
     assert any(not is_read_only(toolset.by_name[n]) for n in offered_off), offered_off
 
