@@ -151,3 +151,18 @@ def test_the_cli_lists_the_declared_checks_with_the_policy(monkeypatch):
     for c in CHECKS:
         assert c.name in out.output
     assert "policy lenient" in out.output and "recorded" in out.output  # repeated_refused_call is not rejected
+
+
+def test_numbers_past_decimal_precision_do_not_stop_the_judge():
+    """A runaway user-simulator message held 25676341296839767944351036374 beside 0.1278; the share of one in the
+    other has more digits than Decimal holds, and the judge stage stopped a default run (InvalidOperation)."""
+    from worldsmith.judge.checks import find_hacks
+
+    user = (
+        "10.3.2014 12:43:59.2488863.57-0.1278-CIA-CIS-0000067.PCM-161.RPC-SNAPSHAD-V1.3.MISC.FUNCTION_CALL_UNRECOGNIZED, "
+        "1, 255, 12, 255, 48921012006399808, 12, 256, 25676341296839767944351036374, 1, 1, 1, 255, 12, 256, "
+        "38398965000000026798680619872}, what is ord-1001?"
+    )
+    # 4242 is nowhere: the judge looks for it among the sums and shares of the numbers seen, the user's included
+    ex = Example(("Order ord-1001 is pending, and its tracking number is 4242.",), user=user, calls=(GET,), world=WORLD)
+    assert [h.kind for h in find_hacks(ex.trajectory(), ex.task())] == ["unverifiable_claim"]

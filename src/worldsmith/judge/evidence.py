@@ -14,7 +14,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from itertools import combinations, combinations_with_replacement
 from typing import Any
@@ -201,7 +201,7 @@ class Seen:
             if min(a, b) <= 12 and min(a, b) == min(a, b).to_integral_value():
                 out.add(a * b)  # 3 bags at $35
             if b and a:
-                out |= {(a / b * 100).quantize(Decimal("0.1")), (b / a * 100).quantize(Decimal("0.1"))}
+                out |= {p for p in (_share(a, b), _share(b, a)) if p is not None}
         for group in self.operands:
             if len(group) <= 40:
                 out |= {a + b + c for a, b, c in combinations(group, 3)}
@@ -541,3 +541,12 @@ def _enums_by_parameter(tools: list[dict[str, Any]]) -> dict[str, set[str]]:
         elif isinstance(node, list):
             stack.extend(node)
     return out
+
+
+def _share(a: Decimal, b: Decimal) -> Decimal | None:
+    """a as a percentage of b, to one decimal; None when that has more digits than Decimal holds (a run's judge
+    stopped on a ratio of a phone-number-sized value to a fraction: quantize raised InvalidOperation)."""
+    try:
+        return (a / b * 100).quantize(Decimal("0.1"))
+    except InvalidOperation:
+        return None
