@@ -159,7 +159,7 @@ def test_numbers_past_decimal_precision_do_not_stop_the_judge():
     from worldsmith.judge.checks import find_hacks
 
     user = (
-        "10.3.2014 12:43:59.2488863.57-0.1278-CIA-CIS-0000067.PCM-161.RPC-SNAPSHAD-V1.3.MISC.FUNCTION_CALL_UNRECOGNIZED, "
+        "10.3.2014 12:43:59.2488863.57-0.1278-CIA-CIS-0000067.PCM-161.RPC-SNAPSHAD-V1.3.MISC.FUNCTION_CALL, "
         "1, 255, 12, 255, 48921012006399808, 12, 256, 25676341296839767944351036374, 1, 1, 1, 255, 12, 256, "
         "38398965000000026798680619872}, what is ord-1001?"
     )
