@@ -184,6 +184,35 @@ def test_a_grounded_reply_says_a_value_the_user_asked_for(llamacpp_server):
         assert not r.tool_calls and "Blindern-7731" in r.content and re.search(PROSE_REPLY_PATTERN, r.content)
 
 
+def test_a_restrained_reply_opens_as_told_and_ends_its_sentence(llamacpp_server):
+    """`rollouts.restraint_decoding`: the opening patterns reach llama.cpp's grammar and hold there: a decline opens
+    with one of the decline openings and is one sentence; a refusal's reply is its opening and the state, nothing
+    after (SmolLM2, given room, went on to invent who archived the record)."""
+    import re
+
+    from worldsmith.vocab import DECLINE_OPENINGS
+
+    messages = [{"role": "user", "content": "Please delete member mbr-2504."}]
+    for seed in range(2):
+        r = call(
+            llamacpp_server,
+            lambda c, s=seed: c.tool_step(
+                "agent", messages, TOOLS, grammar_tools=[], seed=s, temperature=1.0, opening=list(DECLINE_OPENINGS)
+            ),
+            prose_replies=True,
+        )
+        assert r.ok and not r.tool_calls, f"{r.error}: {r.raw}"
+        assert r.content.startswith(DECLINE_OPENINGS) and r.content.endswith(".") and len(r.content) < 140, r.content
+        assert not re.search(r"[.!?].", r.content), r.content  # one sentence
+    opening, quote = [f"{o} that:" for o in DECLINE_OPENINGS[:2]], ["bkg-7303 is checked_in"]
+    r = call(
+        llamacpp_server,
+        lambda c: c.tool_step("agent", messages, TOOLS, grammar_tools=[], seed=0, opening=opening, quote=quote),
+        prose_replies=True,
+    )
+    assert r.ok and r.content in {f"{o} bkg-7303 is checked_in." for o in opening}, r.content
+
+
 def test_a_grounded_optional_parameter_holds_to_the_values_shown(llamacpp_server):
     """A crawled optional filter (`anyOf: [string, null]`) narrowed by grounding reaches llama.cpp's grammar as the
     values alone: with the `anyOf` left beside the `enum`, SmolLM2 wrote "acme-7" for "ACME-7" and the turn failed

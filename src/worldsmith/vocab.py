@@ -209,6 +209,12 @@ MAX_REPLY_CHARS = 400
 PROSE_CHAR = r'[^{}<>\[\]"\\\n\r\t]'
 PROSE_REPLY_PATTERN = "^[A-Z]" + PROSE_CHAR + "{0," + str(MAX_REPLY_CHARS - 1) + "}$"
 QUOTING_TAIL = PROSE_CHAR + "{0,130}$"  # how every quoting pattern ends: how `is_prose_pattern` knows one
+# how a reply that opens with set words ends (`opening_reply_pattern`): one more sentence, or right after what it says.
+# Given 130 characters after "I'm sorry, but I can't help with that: rps-2201 is archived", SmolLM2 went on "by
+# Adam Harrington. Please try to find it again." (part a13: 7 of the 15 kept episodes a reader rejected)
+SENTENCE_TAIL = r'[^.!?{}<>\[\]"\\\n\r\t]{0,80}\.$'
+CLOSING_TAIL = r"\.$"
+REPLY_TAILS = (QUOTING_TAIL, SENTENCE_TAIL, CLOSING_TAIL)
 
 
 # what a reply that declines opens with (each matched by the judge's `answers.DECLINE`): an irrelevance or refusal
@@ -243,19 +249,20 @@ ALREADY_OPENINGS: tuple[str, ...] = ("No change is needed:", "Nothing to change:
 
 
 def opening_reply_pattern(openings: list[str], quote: list[str] | None = None) -> str:
-    """The prose pattern of a reply that opens with one of `openings` (each of PROSE_CHARs), and with `quote` goes on
-    with one of those phrases: the decoder writes the rest. Allowed anywhere instead (`quoting_reply_pattern`), SmolLM2
-    wrote its usual reply and the grammar ended it with the words cut mid-word ("The device dvc-8703 has been deleted.
-    ... I'm sorry, I can't f"; "... Thank you.checked_inow_2023")."""
+    """The prose pattern of a reply that opens with one of `openings` (each of PROSE_CHARs): with `quote`, it goes on
+    with one of those phrases and ends there ("I'm sorry, but I can't help with that: bkg-7303 is checked_in."); else
+    the decoder ends the sentence, in at most 80 characters ("I'm sorry, but I can't help with adding a doctor.").
+    Allowed anywhere instead (`quoting_reply_pattern`), SmolLM2 wrote its usual reply and the grammar ended it with
+    the words cut mid-word ("The device dvc-8703 has been deleted. ... I'm sorry, I can't f")."""
     head = f"^({_alternatives(openings)}) "
     if quote:
-        head += f"({_alternatives(quote)})"
-    return head + QUOTING_TAIL
+        return f"{head}({_alternatives(quote)}){CLOSING_TAIL}"
+    return head + SENTENCE_TAIL
 
 
 def is_prose_pattern(pattern: str) -> bool:
     """Whether a JSON Schema pattern is one of the reply patterns above (kept in the server's grammar)."""
-    return pattern == PROSE_REPLY_PATTERN or (pattern.startswith("^") and pattern.endswith(QUOTING_TAIL))
+    return pattern == PROSE_REPLY_PATTERN or (pattern.startswith("^") and pattern.endswith(REPLY_TAILS))
 
 
 # tau2's end tokens: the user simulator's last message carries the one of its action
