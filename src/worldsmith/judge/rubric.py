@@ -470,14 +470,18 @@ def check_no_writes(task: Task, traj: Trajectory) -> tuple[bool, str] | None:
 
 
 def check_no_calls(task: Task, traj: Trajectory) -> tuple[bool, str] | None:
-    """An irrelevance task (no tool of the bundle does what the user asks) is done with no call at all: a model
+    """An irrelevance task (no tool of the bundle does what the user asks) is done with no call on the world: a model
     that only ever sees calls learns to call everything (Toucan's irrelevance examples), so the example to keep
-    answers plainly that it cannot. None for every other family."""
+    answers plainly that it cannot (a hand-off to a person beside that is fine). None for every other family."""
     bp = task.blueprint
     if bp is None or (bp.family or task.difficulty) != "irrelevance":
         return None
-    if traj.calls:
-        shown = ", ".join(f"{c.name}({_show(c.arguments, 60)})" for c in traj.calls[:3])
+    # a hand-off to a person (a call nothing runs on the world, which reads and changes nothing) is what a capable
+    # assistant rightly adds to its decline; every other call counts
+    patched = {p.call_id for p in traj.world_states.patches if p.patch}
+    called = [c for c in traj.calls if c.executor == "code" or c.read_only or c.call_id in patched]
+    if called:
+        shown = ", ".join(f"{c.name}({_show(c.arguments, 60)})" for c in called[:3])
         return False, f"{shown} called; no tool applies to this request"
     return True, "no call; no tool applies to this request"
 
