@@ -17,6 +17,7 @@ import datetime as dt
 import random
 import re
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
 from faker import Faker
@@ -813,6 +814,21 @@ def _lookup(world: World, usable: list[ToolSpec], collection: str) -> ToolSpec |
     )
 
 
+def _acting_with_lookup(
+    world: World, usable: list[ToolSpec], rng: random.Random
+) -> Iterator[tuple[ToolSpec, CollectionSpec, ToolSpec]]:
+    """(action, its collection, that collection's get), in a seeded order: the domain pack actions that change one
+    record named by its key, where the bundle can also look that record up."""
+    for t in rng.sample(usable, len(usable)):
+        b = t.binding
+        if b.operation is None or t.hints.readOnlyHint or not b.key_param:
+            continue
+        c = world.collection(b.collection)
+        get = _lookup(world, usable, c.name)
+        if get is not None:
+            yield t, c, get
+
+
 def _already_done(world: World, usable: list[ToolSpec], state: dict[str, Any], rng: random.Random) -> Draft:
     """The user asks to set a field to the value it already holds: the right outcome is no change,
     and a reply that says so (the agent looks the record up to notice)."""
@@ -847,14 +863,10 @@ def _already_done_action(
     """Already-done on a domain pack's action: "cancel order ord-1" when ord-1 is already cancelled. The state an
     action leaves is read off its execution on records where it succeeds (the lifecycle field its patch sets); the
     task names a record already in that state, and the gold is the look-up alone."""
-    for t in rng.sample(usable, len(usable)):
+    for t, c, get in _acting_with_lookup(world, usable, rng):
         b = t.binding
-        if b.operation is None or t.hints.readOnlyHint or not b.key_param:
-            continue
-        c = world.collection(b.collection)
-        get = _lookup(world, usable, c.name)
         lifecycle = {f.name for f in c.fields if f.enum and f.name in c.transitions}
-        if get is None or not lifecycle:
+        if not lifecycle:
             continue
         records = _candidates(c, state, rng)
         index = {r[c.key]: i for i, r in enumerate(state.get(c.name, []))}
@@ -954,14 +966,10 @@ def _conditional_action(
     """The conditional family on a domain pack's action: "if booking bkg-1 is confirmed, cancel it;
     otherwise tell me its status", the condition a value of the record's lifecycle field under
     which the action succeeds (when it does not hold, the action would be refused or wrong)."""
-    for t in rng.sample(usable, len(usable)):
+    for t, c, get in _acting_with_lookup(world, usable, rng):
         b = t.binding
-        if b.operation is None or t.hints.readOnlyHint or not b.key_param:
-            continue
-        c = world.collection(b.collection)
-        get = _lookup(world, usable, c.name)
         status = next((f for f in c.fields if f.enum and f.name in c.transitions), None)
-        if get is None or status is None:
+        if status is None:
             continue
         tried = []
         for record in _candidates(c, state, rng)[:12]:
