@@ -16,8 +16,8 @@ import copy
 import datetime as dt
 import random
 import re
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from faker import Faker
