@@ -288,13 +288,11 @@ class ExportCounts:
     diversity: Diversity = field(default_factory=Diversity)  # by task family
     tasks: set[str] = field(default_factory=set)  # distinct tasks
     families: Counter[str] = field(default_factory=Counter)
-    no_call: int = 0  # examples where the agent called no tool (restraint: irrelevance, a refusal on the rule)
 
     def add(self, e: SFTExample) -> None:
         self.splits[e.split] += 1
         self.tasks.add(e.metadata.get("task_id") or e.example_id)
         self.families[e.metadata.get("family") or "unknown"] += 1
-        self.no_call += not any(m.get("tool_calls") for m in e.messages if m["role"] == "assistant")
         self.called.update(e.metadata["called_tool_ids"])
         self.agents[e.split].add(e.metadata["agent_id"])
         self.decoding[e.metadata.get("decoding") or "unknown"] += 1
@@ -304,6 +302,11 @@ class ExportCounts:
         if e.metadata.get("world_id"):
             self.worlds[e.metadata["world_id"]] += 1
         self.diversity.add_example(e.metadata, e.messages)
+
+    @property
+    def no_call(self) -> int:
+        """Examples where the agent called no tool (restraint: irrelevance), as the diversity table counts them."""
+        return sum(f.no_call for f in self.diversity.families.values())
 
     @classmethod
     def of(cls, examples: Iterable[SFTExample]) -> ExportCounts:

@@ -473,8 +473,7 @@ def check_no_calls(task: Task, traj: Trajectory) -> tuple[bool, str] | None:
     """An irrelevance task (no tool of the bundle does what the user asks) is done with no call on the world: a model
     that only ever sees calls learns to call everything (Toucan's irrelevance examples), so the example to keep
     answers plainly that it cannot (a hand-off to a person beside that is fine). None for every other family."""
-    bp = task.blueprint
-    if bp is None or (bp.family or task.difficulty) != "irrelevance":
+    if task.blueprint is None or task.family != "irrelevance":
         return None
     # a hand-off to a person (a call nothing runs on the world, which reads and changes nothing) is what a capable
     # assistant rightly adds to its decline; every other call counts

@@ -303,7 +303,7 @@ class EpisodeRun:
         bp = self.ep.task.blueprint
         if bp is None:
             return grammar, None, None
-        family = bp.family or self.ep.task.difficulty
+        family = self.ep.task.family
         if family == "irrelevance":
             return [], list(DECLINE_OPENINGS), None
         if any(c.patch for c in bp.calls):
