@@ -35,7 +35,7 @@ FLOORS: dict[tuple[str, str], tuple[float, float]] = {
     # blind, three fresh default runs (X4-X6): scored once at 0.804 / 0.953 by the judge that ran in them; dev since
     ("a12", "strict"): (0.83, 0.95),
     # blind, three fresh default runs with every family (Y1-Y3, e682599): scored once at 0.640 / 0.937
-    ("a13", "strict"): (0.64, 0.93),
+    ("a13", "strict"): (0.78, 0.93),
     ("default policy, all parts", "strict"): (0.85, 0.91),
     # a capable model's good and bad work under lenient (dev: the judge was built looking at them)
     ("capable, dev (b + c)", "lenient"): (1.0, 1.0),

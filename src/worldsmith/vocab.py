@@ -178,7 +178,7 @@ HackKind = Literal[
 # what the judge does with a claim nothing supports or contradicts: strict drops it (small policies), critic asks the
 # critic about those sentences only, lenient keeps and counts it (capable policies)
 UnverifiablePolicy = Literal["strict", "critic", "lenient"]
-CLAIM_KINDS: tuple[str, ...] = ("value", "attribution", "count", "action", "state", "failure", "words")
+CLAIM_KINDS: tuple[str, ...] = ("value", "attribution", "count", "action", "state", "failure", "promise", "words")
 
 # refusal: the user asks for what the world's rules forbid; the right outcome is that nothing changes
 DIFFICULTIES: tuple[str, ...] = (

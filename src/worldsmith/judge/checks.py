@@ -329,8 +329,38 @@ CHECKS: tuple[Check, ...] = (
         "unverifiable_claim",
         "reply",
         unverifiable_claim,
-        catches=(Example(("Order ord-1001 is pending; it is a limited edition.",), calls=(GET,), world=ORDER_WORLD),),
-        passes=(Example(("Order ord-1001 is pending, total $120.50.",), calls=(GET,), world=ORDER_WORLD),),
+        catches=(
+            Example(("Order ord-1001 is pending; it is a limited edition.",), calls=(GET,), world=ORDER_WORLD),
+            # promises the episode does not keep: a plan, an offer, advice, an event to come
+            Example(
+                ("Order ord-1001 is pending. I'm going to create a new one for you.",), calls=(GET,), world=ORDER_WORLD
+            ),
+            Example(
+                ("Order ord-1001 is pending, but I can help with the rest of the order.",),
+                calls=(GET,),
+                world=ORDER_WORLD,
+            ),
+            Example(("Order ord-1001 is pending. Please try to find another one.",), calls=(GET,), world=ORDER_WORLD),
+            Example(("Order ord-1001 is pending and will be shipped in 24 hours.",), calls=(GET,), world=ORDER_WORLD),
+            # who did it, said by a name no field gives as the doer; what the agent says it is
+            Example(
+                ("Order ord-1001 is pending: it was reviewed by Adam Harrington.",), calls=(GET,), world=ORDER_WORLD
+            ),
+            Example(("Hello, I'm a Falcon account. Order ord-1001 is pending.",), calls=(GET,), world=ORDER_WORLD),
+        ),
+        passes=(
+            Example(("Order ord-1001 is pending, total $120.50.",), calls=(GET,), world=ORDER_WORLD),
+            Example(
+                ("Order ord-1001 is pending. I'll be happy to help with anything else.",),
+                calls=(GET,),
+                world=ORDER_WORLD,
+            ),
+            Example(
+                ("I'm your virtual assistant: order ord-1001 is pending. I can help with that.",),
+                calls=(GET,),
+                world=ORDER_WORLD,
+            ),
+        ),
     ),
     Check(
         "garbled_reply",
@@ -340,6 +370,11 @@ CHECKS: tuple[Check, ...] = (
             Example(('{"order_id": "ord-1001", "status": "pending"}',), calls=(GET,), world=ORDER_WORLD),
             Example(("success",), calls=(GET,), world=ORDER_WORLD),
             Example(("ord-1001, pending",), calls=(GET,), world=ORDER_WORLD),
+            Example(
+                ("Order ord-1001 is pending, there is no one to help, there is no one to help.",),
+                calls=(GET,),
+                world=ORDER_WORLD,
+            ),
         ),
         passes=(
             Example(("| Order | Status |\n|---|---|\n| ord-1001 | pending |",), calls=(GET,), world=ORDER_WORLD),

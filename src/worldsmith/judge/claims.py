@@ -26,6 +26,11 @@ plan or advice) the claims are read, and each is classified against the `Evidenc
 - **failure**: "there was an error", "the system is down", "please try again later": supported when a call before
   failed or a fault was injected (or the user said so); contradicted otherwise. "I couldn't find any ..." is supported
   by a lookup that found nothing, contradicted before any call.
+- **promise** (read only under the `strict` policy): what the reply says the agent will do or can do, tells the user
+  to try, or says the world will do next ("I'm going to create a new member", "I can add one", "please try to find it
+  again", "it will be closed in 24 hours"): supported by a call after the reply that does it (a plan kept), by a tool
+  offered that does what is offered, by a call before that did the act that will follow; "try again" by a failure
+  still unresolved. The plain words of helping ("I'll be happy to help", "I can help with that") are style.
 - **words** (read only under the `strict` policy): the clause's words that no message, result or tool said and that
   are not the plain words of helping (`words.ASSISTANT_WORDS`): "the book is a fantasy novel".
 
@@ -59,7 +64,7 @@ from worldsmith.judge.words import (
 )
 from worldsmith.records import Trajectory
 
-ClaimKind = Literal["value", "attribution", "count", "action", "state", "failure", "words"]
+ClaimKind = Literal["value", "attribution", "count", "action", "state", "failure", "promise", "words"]
 ClaimStatus = Literal["supported", "contradicted", "unverifiable"]
 
 
@@ -109,6 +114,8 @@ def read_claims(traj: Trajectory, at: int, words: bool = True) -> list[Claim]:
             read.attributions()
             read.counts()
             read.swaps()
+        if words and not (clause.question or clause.conditional):
+            read.promises()
         if words:
             read.words()
         out += read.found
@@ -350,6 +357,7 @@ class _Reader:
     # -------------------------------------------------------------- actions
 
     def actions(self) -> None:
+        self._actors()
         for m in OTHER_ACTOR.finditer(self.low):
             verb = m.group(1)
             lemma, groups = lemma_stem(verb), groups_of(verb)
@@ -383,6 +391,36 @@ class _Reader:
                 self.add("action", "contradicted", f"{verb!r} {by.group(0).strip()!r}: the agent's own call did it")
                 continue
             self._action(verb, lemma, groups, general, voice, perfect, before)
+
+    def _actors(self) -> None:
+        """Who a passive names as having done it ("archived by Adam Harrington"): supported when a field that says who
+        did it ("archived_by", "approved_by") holds that name, or the user said so; contradicted when the agent's own
+        call did it; else unverifiable (an owner is not who archived the record)."""
+        ev = self.ev
+        for m in BY_NAME.finditer(self.text):
+            verb, actor = m.group("verb").lower(), m.group("actor").lower()
+            if re.sub(r"^the\s+", "", actor) in ("user", "customer", "system", "team", "agent"):
+                continue
+            lemma = lemma_stem(verb)
+            if actor in ev.user_lower and re.search(rf"\b{re.escape(verb)}\b", ev.user_lower):
+                continue
+            making = lemma in MAKING_STEMS  # who placed or opened a record: its customer, requester, owner
+            held = [
+                f
+                for r in ev.in_play()
+                for c in r.current()
+                for f, v in c.items()
+                if isinstance(v, str)
+                and len(v) >= 3
+                and v.lower() in actor
+                and (making or f.endswith("by") or lemma in stem(f))
+            ]
+            if held:
+                self.add("attribution", "supported", f"{m.group(0)!r}: {held[0]} holds it")
+            elif not making and self._done_by_a_call(verb, lemma, groups_of(verb), lemma in GENERAL_STEMS):
+                self.add("attribution", "contradicted", f"{m.group(0)!r}: the agent's own call did it")
+            else:
+                self.add("attribution", "unverifiable", f"{m.group(0)!r}: no field says who did it")
 
     def _verbs(self) -> list[tuple[str, str, bool, str, str]]:
         """(verb, voice, perfect, subject words) of each action the clause states as done: the agent's ("I've sent",
@@ -775,6 +813,47 @@ class _Reader:
 
     # -------------------------------------------------------------- words
 
+    def promises(self) -> None:
+        """What the agent says it will do or can do, tells the user to try, or says the world will do next (see the
+        module's docstring); unverifiable unless something in the episode backs it."""
+        ev, low = self.ev, self.low.replace("’", "'")
+        later = [c for c in ev.traj.calls if c.call_id not in {r.call.call_id for r in ev.results}]
+        plan = PLAN.search(low)
+        if plan and (plan.group("a") or plan.group("b")) not in COURTESY_VERBS and not NO_ACT.search(low):
+            if not later:
+                self.add("promise", "unverifiable", f"{plan.group(0)!r}: no call after the reply does it")
+            return
+        me = SELF.match(low)
+        system = set(re.findall(r"[a-z]+", ev.system.lower()))
+        if me and any(w not in ASSISTANT_WORDS | SELF_WORDS | system for w in re.findall(r"[a-z]+", me.group("what"))):
+            self.add("words", "unverifiable", f"{me.group(0)!r}: the agent describes itself as what it is not")
+            return
+        offer = OFFER.match(low)
+        if offer and not self.clause.negated:
+            verb, rest = offer.group("verb"), offer.group("rest")
+            if verb in ("help", "assist", "do"):
+                if not HELP_WITH_THAT.match(rest):
+                    self.add(
+                        "promise", "unverifiable", f"{offer.group(0).strip()!r}: offers help nothing shows it gives"
+                    )
+            elif not ({stem(verb)} | {stem(v) for g in groups_of(verb) for v in ACTION_GROUPS[g] if " " not in v}) & {
+                stem(w) for t in _tool_names(ev) for w in words_of(t)[:1]
+            }:
+                self.add("promise", "unverifiable", f"{offer.group(0).strip()!r}: no tool offered does it")
+            return
+        advice = TRY_ADVICE.match(low)
+        if advice:
+            again = re.search(r"\bagain\b", low)
+            if again and (ev.failures or USER_FAILURE.search(ev.user_lower)):
+                return  # "try again": something failed
+            self.add("promise", "unverifiable", f"{advice.group(0).strip()!r}: advice nothing in the episode backs")
+            return
+        for m in FUTURE_EVENT.finditer(low):
+            verb = m.group("a") or m.group("b")
+            lemma, groups = lemma_stem(verb), groups_of(verb)
+            if not self._done_by_a_call(verb, lemma, groups, lemma in GENERAL_STEMS) and not later:
+                self.add("promise", "unverifiable", f"{m.group(0)!r}: no call before or after the reply does it")
+
     def words(self) -> None:
         ev = self.ev
         plain = _without_values(self.text)
@@ -800,6 +879,48 @@ class _Reader:
 
 
 # ------------------------------------------------------------------ patterns
+
+# who a passive says did it, by name: "archived by Adam Harrington", "updated by the Falcon team"
+BY_NAME = re.compile(r"\b(?P<verb>[a-z]+(?:ed|en))\s+by\s+(?P<actor>(?:the\s+)?[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,3})")
+MAKING_STEMS = {
+    lemma_stem(v)
+    for v in ("placed", "opened", "created", "submitted", "filed", "booked", "made", "requested", "written", "authored")
+    + ("raised", "reported", "lodged", "ordered", "registered", "started", "initiated", "owned", "held", "borrowed")
+}
+# the agent's own next act: "I'm going to create one", "I'll do that", "I will keep going to the next one"
+PLAN = re.compile(
+    r"(?:^|[,;]\s*)(?:(?:and|then|so|now)\s+)?(?:i|we)(?:'m| am|'re| are)\s+(?:(?:also|now|just|then)\s+)?"
+    r"(?:going to|gonna|about to)\s+(?P<a>[a-z]+)"
+    r"|(?:^|[,;]\s*)(?:(?:and|then|so|now)\s+)?(?:i|we)(?:'ll| will| shall)\s+"
+    r"(?:(?:also|now|just|then|gladly|happily)\s+)?(?P<b>[a-z]+)"
+)
+# the plain words of helping a plan may use: "I'll be happy to help", "I will need your booking id", "I'll let you know"
+COURTESY_VERBS = {"help", "assist", "be", "need", "let", "gladly", "happily", "wait", "await", "stay", "remain"}
+# a plan to change nothing: "I will keep it that way"
+NO_ACT = re.compile(
+    r"\b(?:keep|leave)\s+(?:it|them|this|that|things)\s+(?:that way|as (?:it is|they are|is)|unchanged)\b"
+)
+# what the agent says it is: "I'm a Juniper account", "I'm a member of the library" (an assistant is all it is)
+SELF = re.compile(r"^(?:hello|hi)?[,!\s]*(?:i|we)(?:'m| am|'re| are)\s+(?:a|an|the|your)\s+(?P<what>[a-z][a-z\s-]*)")
+SELF_WORDS = {"agent", "language", "model", "customer", "service", "support", "representative", "helpful", "large"}
+# what the agent says it can do: "I can add a new one", "but I can help with the rest of the order"
+OFFER = re.compile(r"^(?:i|we)\s+(?:can|could)\s+(?:also\s+|still\s+|only\s+)?(?P<verb>[a-z]+)\b(?P<rest>.*)$")
+HELP_WITH_THAT = re.compile(
+    r"^\s*(?:you\s*)?(?:(?:with|further|out)\s*)?(?:that|this|it|you|anything(?: else)?|something else|"
+    r"(?:any )?other (?:questions?|requests?|things?)|whatever you need)?\s*(?:today|now|instead)?\s*$"
+)
+# what the user is told to try: "please try to find it again", "you can try another one" ("please check your details"
+# asks the user to look at what is theirs: no claim)
+TRY_ADVICE = re.compile(
+    r"^(?:please\s+|kindly\s+|you\s+(?:can|could|may|might|should|need to|have to|must)\s+(?:also\s+|always\s+)?)?"
+    r"(?:(?:try|attempt)(?:\s+to)?|retry|find|look for|search for|download|visit)\b"
+)
+# what the world is said to do next: "it will be closed in 24 hours", "the order is being cancelled"
+FUTURE_EVENT = re.compile(
+    r"\b(?:will|'ll|is going to|are going to)\s+(?:(?:now|soon|also|automatically|then)\s+)?be\s+"
+    r"(?P<a>[a-z]+(?:ed|en))\b"
+    r"|\b(?:is|are)\s+(?:now\s+)?being\s+(?P<b>[a-z]+(?:ed|en))\b"
+)
 
 # what a claimed action was done to, when that names the action itself: "issued a full refund", "sent you an email"
 OBJECTS = {

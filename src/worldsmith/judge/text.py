@@ -24,6 +24,11 @@ CLAUSE_BREAK = re.compile(
     r"|,?\s+(?=(?:because|since|as it|as the|as your)\b)",
     re.IGNORECASE,
 )
+# "I can't help with that: the order has shipped": after a sentence's words (not a label's), a colon gives the reason,
+# a statement of its own
+REASON_COLON = re.compile(
+    r":\s+(?=(?:[a-z]+-\d+|the|its?|your|this|that|they|their)\b[^:]*?\b(?:is|are|was|were|has|have)\b)"
+)
 # what makes a clause no statement of fact
 CONDITIONAL = re.compile(
     r"^(?:and\s+|or\s+|then\s+)?(?:if|once|when|whenever|unless|in case|as soon as|provided|should you|"
@@ -135,13 +140,20 @@ def sentences(line: str) -> list[str]:
     return [s for s in out if s]
 
 
+def _at_reason_colon(piece: str) -> list[str]:
+    m = REASON_COLON.search(piece)
+    if m is None or len(piece[: m.start()].split()) < 3:
+        return [piece]
+    return [piece[: m.start()], piece[m.end() :]]
+
+
 def clauses(reply: str) -> list[Clause]:
     """Every clause of a reply, in order, with its mood."""
     out: list[Clause] = []
     for line, structured in marked_lines(reply):
         for sentence in sentences(line):
             question = sentence.rstrip(" )\"'").endswith("?")
-            for part in CLAUSE_BREAK.split(sentence):
+            for part in (p for piece in CLAUSE_BREAK.split(sentence) for p in _at_reason_colon(piece)):
                 text = FACT_LEAD.sub("", LEAD_CONJUNCTION.sub("", part.strip(" ,.:!"))).strip(" ,.:!")
                 if not text:
                     continue
