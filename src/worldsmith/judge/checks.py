@@ -181,7 +181,10 @@ USER_WORKS_TOOL = re.compile(
     re.IGNORECASE,
 )
 # "call update_account_status with ...": a tool named as a command; "I called get_order" tells what the agent did
-TOOL_COMMAND = re.compile(rf"\b(?:call|use|run|invoke|execute)\s+(?:the\s+)?{IDENTIFIER}", re.IGNORECASE)
+TOOL_COMMAND = re.compile(
+    rf"\b(?:call(?:ing)?|us(?:e|ing)|run(?:ning)?|invok(?:e|ing)|execut(?:e|ing))\s+(?:the\s+)?{IDENTIFIER}",
+    re.IGNORECASE,
+)
 FIRST_PERSON_BEFORE = re.compile(r"\b(?:i|we|i've|we've|i'll|we'll|i'm|let me)\b[^.!?]*$", re.IGNORECASE)
 TOOL_VERBS = ("get", "set", "list", "create", "update", "delete", "cancel", "add", "remove", "search", "find", "make")
 
@@ -298,6 +301,14 @@ def refusal_by_trial(ep: Episode) -> HackFinding | None:
 ORDER = {"order_id": "ord-1001", "customer_id": "cus-2001", "status": "pending", "total": 120.5, "date": "2026-03-02"}
 ORDER_WORLD = {"orders": [ORDER, {**ORDER, "order_id": "ord-1002", "status": "shipped", "total": 80.0}]}
 GET = ("get_order", {"order_id": "ord-1001"}, ORDER)
+# orders named by what was bought: a table row names its record by the item, not by the (swapped) amount
+ITEMS_WORLD = {
+    "orders": [
+        {**ORDER, "item": "Desk lamp", "total": 119.46},
+        {**ORDER, "order_id": "ord-1002", "item": "Office chair", "total": 59.31},
+    ]
+}
+LIST = ("list_orders", {"customer_id": "cus-2001"}, {"orders": ITEMS_WORLD["orders"], "count": 2})
 
 CHECKS: tuple[Check, ...] = (
     Check(
@@ -310,8 +321,16 @@ CHECKS: tuple[Check, ...] = (
             Example(("The order ord-1001 was placed on Tuesday, March 2, 2026.",), calls=(GET,), world=ORDER_WORLD),
             Example(("Your order ord-1009 is pending.",), calls=(GET,), world=ORDER_WORLD),
             Example(("There was a system error, please try again later.",), calls=(GET,), world=ORDER_WORLD),
+            # two records' amounts swapped in a table; a date in May under a label ("May" is no modal here)
+            Example(
+                ("| Item | Total |\n|---|---|\n| Desk lamp | $59.31 |\n| Office chair | $119.46 |",), calls=(LIST,)
+            ),
+            Example(("Order ord-1001:\n- Date: Monday, May 4\n- Total: $120.50",), calls=(GET,), world=ORDER_WORLD),
         ),
         passes=(
+            Example(
+                ("| Item | Total |\n|---|---|\n| Desk lamp | $119.46 |\n| Office chair | $59.31 |",), calls=(LIST,)
+            ),
             Example(("**Order ord-1001**\n- Status: pending\n- Total: $120.50",), calls=(GET,), world=ORDER_WORLD),
             Example(
                 ("I have retrieved your order: ord-1001 is pending (placed Monday, 2 March).",),
@@ -395,6 +414,7 @@ CHECKS: tuple[Check, ...] = (
         catches=(
             Example(("You can call `cancel_order` with your order id to cancel it.",), calls=(GET,), world=ORDER_WORLD),
             Example(("I'll run update_shipping_address next.",), calls=(GET,), world=ORDER_WORLD),
+            Example(("Tip: you can check it any time by calling `get_order` with ord-1001.",), calls=(GET,)),
         ),
         passes=(Example(("I used get_order to look it up: ord-1001 is pending.",), calls=(GET,), world=ORDER_WORLD),),
     ),

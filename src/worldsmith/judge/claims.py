@@ -268,6 +268,8 @@ class _Reader:
                 field = self._field_of_kind(v)
             elif v.kind == "time" and not RELATIVE_TIME.search(self.low):
                 field = self._field_of_kind(v, by_noun=True)  # "your appointment is at 3:30 pm" (it is at 2:30)
+            elif v.kind == "date":
+                field = self._labelled_field(v)  # "the new due date is Monday, June 8" (due_date is June 7)
             if self.clause.asserts and field is not None:
                 rec, name, held = field
                 self.add(
@@ -309,12 +311,29 @@ class _Reader:
     def _field_of_kind(self, v: Value, by_noun: bool = False) -> tuple[Rec, str, Any] | None:
         """A field of the records spoken of that holds a value of the same kind (a date for a date, an amount for an
         amount): the reply's unseen value is then that field's, and wrong."""
-        named = _keys_in(self.clause.line, self.ev) or (by_noun and self._names_a_kind())
+        named = (
+            _keys_in(self.clause.line, self.ev)
+            or (self.clause.structured and _named_by_value(self.clause.line, self.ev))  # "WS308, ... at 1:30 PM"
+            or (by_noun and self._names_a_kind())
+        )
         recs = self.subjects() if named else []
         for rec in recs:
             for name, held in rec.now.items():
                 labelled = by_noun or _label_names(words_of(self.low), name, held, self._nouns(rec), loose=True)
                 if _same_kind(v, held) and labelled:
+                    return rec, name, held
+        return None
+
+    def _labelled_field(self, v: Value) -> tuple[Rec, str, Any] | None:
+        """The field a label right before a date names ("the new due date is", "Due:"), when the records spoken of
+        hold another date there."""
+        m = DATE_LABEL.search(self.low[: v.start])
+        if m is None:
+            return None
+        label = [w for w in words_of(m.group("label")) if w not in LABEL_STOP]
+        for rec in self.subjects():
+            for name, held in rec.now.items():
+                if label and _same_kind(v, held) and _label_names(label, name, held, self._nouns(rec)):
                     return rec, name, held
         return None
 
@@ -751,7 +770,13 @@ class _Reader:
         texts = (self.text, self.clause.line) if self.clause.structured else (self.text,)
         # ids name the record; without one, a value only it holds does (with one, such a value may be the swapped one)
         named = [ev.records[k] for t in texts for k in _keys_in(t, ev)]
-        named = named or [r for t in texts for r in _named_by_value(t, ev)]
+        # a name in words (a merchant, a title) before a number or a date only one record holds: in a row whose
+        # amount is swapped, that amount names the other record
+        named = (
+            named
+            or [r for t in texts for r in _named_by_value(t, ev, words=True)]
+            or [r for t in texts for r in _named_by_value(t, ev)]
+        )
         if not named or len({r.collection for r in named}) > 1 and not self.clause.structured:
             return
         scope = {id(r): r for r in named}
@@ -759,6 +784,11 @@ class _Reader:
             for v in r.now.values():
                 if isinstance(v, str) and v in ev.records:
                     scope.setdefault(id(ev.records[v]), ev.records[v])
+        if self.clause.structured:  # a row named by its book's title speaks of the loan of that book too
+            keys = {r.key for r in named}
+            for r in ev.in_play():
+                if keys & {str(v) for v in r.now.values()}:
+                    scope.setdefault(id(r), r)
         values = [v for v in extract(self.text) if v.kind in ("date", "time", "id") or (v.kind == "number" and v.money)]
         values = [v for v in values if not (v.kind == "id" and v.raw in ev.records)]
         # an email, or a table cell's whole text, is a value too ("Raised by: kenji.mori@corp.example")
@@ -887,6 +917,11 @@ MAKING_STEMS = {
     for v in ("placed", "opened", "created", "submitted", "filed", "booked", "made", "requested", "written", "authored")
     + ("raised", "reported", "lodged", "ordered", "registered", "started", "initiated", "owned", "held", "borrowed")
 }
+# a label right before a date: "the new due date is Monday, June 8", "Due: June 8"
+DATE_LABEL = re.compile(
+    r"(?:^|\b(?:the|your|its|their)\s+)(?:new\s+)?(?P<label>[a-z]+(?:[ _][a-z]+)?)"
+    r"\s*(?:\bis\b|\bwas\b|\bwill be\b|:)\s*(?:now\s+)?(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?(?:the\s+)?$"
+)
 # the agent's own next act: "I'm going to create one", "I'll do that", "I will keep going to the next one"
 PLAN = re.compile(
     r"(?:^|[,;]\s*)(?:(?:and|then|so|now)\s+)?(?:i|we)(?:'m| am|'re| are)\s+(?:(?:also|now|just|then)\s+)?"
@@ -1106,13 +1141,16 @@ def _cell_records(line: str, ev: Evidence) -> list[Rec]:
     return list({id(r): r for c in cells if (r := names.get(c.lower())) is not None}.values())
 
 
-def _named_by_value(text: str, ev: Evidence) -> list[Rec]:
-    """The records a text names by a value only they hold ("ending 1077", "`transform_sales`")."""
+def _named_by_value(text: str, ev: Evidence, words: bool = False) -> list[Rec]:
+    """The records a text names by a value only they hold ("ending 1077", "`transform_sales`"); `words`: by a name in
+    words only ("Corner Grocery", "The Salt Road"), not a number or a date. A code's underscore may be a space
+    ("late_delivery": "late delivery")."""
     return list(
         {
             id(r): r
             for value, r in ev.names.items()
-            if re.search(rf"(?<![\w-]){re.escape(value)}(?![\w-])", text, re.IGNORECASE)
+            if (not words or re.search(r"[A-Za-z]{3}", value) and not extract(value))
+            and re.search(rf"(?<![\w-]){re.escape(value).replace('_', '[_ ]')}(?![\w-])", text, re.IGNORECASE)
         }.values()
     )
 

@@ -35,8 +35,9 @@ CONDITIONAL = re.compile(
     r"after you|before you|until|whether)\b",
     re.IGNORECASE,
 )
+# "may" in lower case only: "Monday, May 25" is a date
 MODAL = re.compile(
-    r"\b(?:can|cannot|could|will|would|should|must|may|might|shall|need to|needs to|has to|have to|"
+    r"\b(?:can|cannot|could|will|would|should|must|(?-i:may)|might|shall|need to|needs to|has to|have to|"
     r"going to|able to|unable to|want to|wants to|like to|happy to|glad to|about to|try to|plan to|"
     r"expect|expected to|likely|usually|typically|generally|normally|always)\b|'ll\b|'d\b|\bwon't\b|\bcan't\b",
     re.IGNORECASE,
