@@ -149,6 +149,7 @@ SOURCES = {
     "capable, blind 1 (cap-blind3 + 4)": ("cap-blind3", "cap-blind4"),
     "capable, blind 2 (cap-blind5 + 6)": ("cap-blind5", "cap-blind6"),
     "capable, blind 3 (cap-blind7)": ("cap-blind7",),
+    "capable, blind 4 (cap-blind8)": ("cap-blind8",),
 }
 
 SHORT = {
@@ -162,6 +163,7 @@ SHORT = {
     "capable, blind 1 (cap-blind3 + 4)": "blind 1",
     "capable, blind 2 (cap-blind5 + 6)": "blind 2",
     "capable, blind 3 (cap-blind7)": "blind 3",
+    "capable, blind 4 (cap-blind8)": "blind 4",
 }
 
 

@@ -36,6 +36,8 @@ FLOORS: dict[tuple[str, str], tuple[float, float]] = {
     ("a12", "strict"): (0.83, 0.95),
     # blind, three fresh default runs with every family (Y1-Y3, e682599): scored once at 0.640 / 0.937
     ("a13", "strict"): (0.78, 0.93),
+    # blind, three fresh default runs (Z1-Z3, ec9f8dc): scored once at 0.899 / 0.993 by the judge that ran in them
+    ("a14", "strict"): (0.89, 0.99),
     ("default policy, all parts", "strict"): (0.85, 0.91),
     # a capable model's good and bad work under lenient (dev: the judge was built looking at them)
     ("capable, dev (b + c)", "lenient"): (1.0, 1.0),
@@ -45,7 +47,8 @@ FLOORS: dict[tuple[str, str], tuple[float, float]] = {
     # tests/data/judge_set/README.md), a dev part after
     ("capable, blind 1 (cap-blind3 + 4)", "lenient"): (0.91, 1.0),
     ("capable, blind 2 (cap-blind5 + 6)", "lenient"): (0.93, 0.99),
-    ("capable, blind 3 (cap-blind7)", "lenient"): (0.8, 0.85),
+    ("capable, blind 3 (cap-blind7)", "lenient"): (0.88, 0.85),
+    ("capable, blind 4 (cap-blind8)", "lenient"): (0.88, 0.91),
 }
 DEFAULT_PARTS = ("a", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10")
 

@@ -308,6 +308,8 @@ ITEMS_WORLD = {
         {**ORDER, "order_id": "ord-1002", "item": "Office chair", "total": 59.31},
     ]
 }
+CANCELLED = {**ORDER, "order_id": "ord-1003", "status": "cancelled"}
+GET_CANCELLED = ("get_order", {"order_id": "ord-1003"}, CANCELLED)
 LIST = ("list_orders", {"customer_id": "cus-2001"}, {"orders": ITEMS_WORLD["orders"], "count": 2})
 
 CHECKS: tuple[Check, ...] = (
@@ -321,6 +323,8 @@ CHECKS: tuple[Check, ...] = (
             Example(("The order ord-1001 was placed on Tuesday, March 2, 2026.",), calls=(GET,), world=ORDER_WORLD),
             Example(("Your order ord-1009 is pending.",), calls=(GET,), world=ORDER_WORLD),
             Example(("There was a system error, please try again later.",), calls=(GET,), world=ORDER_WORLD),
+            # "I've cancelled" what was cancelled before the episode: no call did it
+            Example(("I've cancelled order ord-1003 for you.",), calls=(GET_CANCELLED,), world={"orders": [CANCELLED]}),
             # two records' amounts swapped in a table; a date in May under a label ("May" is no modal here)
             Example(
                 ("| Item | Total |\n|---|---|\n| Desk lamp | $59.31 |\n| Office chair | $119.46 |",), calls=(LIST,)
@@ -328,6 +332,7 @@ CHECKS: tuple[Check, ...] = (
             Example(("Order ord-1001:\n- Date: Monday, May 4\n- Total: $120.50",), calls=(GET,), world=ORDER_WORLD),
         ),
         passes=(
+            Example(("Order ord-1003 is already cancelled.",), calls=(GET_CANCELLED,), world={"orders": [CANCELLED]}),
             Example(
                 ("| Item | Total |\n|---|---|\n| Desk lamp | $119.46 |\n| Office chair | $59.31 |",), calls=(LIST,)
             ),

@@ -487,6 +487,10 @@ class _Reader:
         state = self._state_word(verb)
         recs = self.subjects()
         if state and any(_holds(r, state, ever=not perfect) for r in recs):
+            if voice == "agent" and all(_holds(Rec(r.key, r.collection, r.versions[:1]), state) for r in recs):
+                # "I've cancelled it" of a record that was cancelled before the episode: the agent did nothing
+                self.add("action", "contradicted", f"{verb!r}: the record was already {state}; no call did it")
+                return
             self.add("action", "supported", f"{verb!r}: the record is {state}")
             return  # "has been shipped" when it has: the record's state, described
         if voice == "record" and (re.search(rf"\b{re.escape(verb)}\b", ev.user_lower) or _in_values(ev, verb)):
