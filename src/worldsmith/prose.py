@@ -30,9 +30,9 @@ def _loops(text: str) -> bool:
     until max_tokens ("The account has been closed. The account has been suspended. The account
     has been closed. ..."): a sentence (or a clause inside one) of four words or more said twice,
     a span of ten words said twice, the same five words around the same id said twice (a record
-    dump going round), or a reply of twenty words or more most of whose four-word runs came before. Not a repeated phrase:
-    a list whose rows repeat column words ("economy price") or a reply that says "you'd like to
-    modify" twice is prose."""
+    dump going round), or a reply of twenty words or more most of whose four-word runs came
+    before. Not a repeated phrase: a list whose rows repeat column words ("economy price") or a
+    reply that says "you'd like to modify" twice is prose."""
     sentences = [tuple(WORD.findall(s.lower())) for s in SENTENCE_END.split(text)]
     long = [s for s in sentences if len(s) >= 4]
     if len(long) != len(set(long)):
