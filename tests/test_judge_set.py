@@ -36,8 +36,9 @@ FLOORS: dict[tuple[str, str], tuple[float, float]] = {
     ("a12", "strict"): (0.83, 0.95),
     # blind, three fresh default runs with every family (Y1-Y3, e682599): scored once at 0.640 / 0.937
     ("a13", "strict"): (0.78, 0.93),
-    # blind, three fresh default runs (Z1-Z3, ec9f8dc): scored once at 0.899 / 0.993 by the judge that ran in them
-    ("a14", "strict"): (0.89, 0.99),
+    # blind, three fresh default runs (Z1-Z3, ec9f8dc): scored once at 0.899 / 0.993 by the judge that ran in them; dev
+    # since
+    ("a14", "strict"): (0.91, 0.99),
     ("default policy, all parts", "strict"): (0.85, 0.91),
     # a capable model's good and bad work under lenient (dev: the judge was built looking at them)
     ("capable, dev (b + c)", "lenient"): (1.0, 1.0),

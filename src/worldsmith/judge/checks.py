@@ -308,6 +308,7 @@ ITEMS_WORLD = {
         {**ORDER, "order_id": "ord-1002", "item": "Office chair", "total": 59.31},
     ]
 }
+GET_503 = ("get_order", {"order_id": "ord-1001"}, {"error": "503 Service Unavailable: try again"})
 CANCELLED = {**ORDER, "order_id": "ord-1003", "status": "cancelled"}
 GET_CANCELLED = ("get_order", {"order_id": "ord-1003"}, CANCELLED)
 LIST = ("list_orders", {"customer_id": "cus-2001"}, {"orders": ITEMS_WORLD["orders"], "count": 2})
@@ -366,6 +367,9 @@ CHECKS: tuple[Check, ...] = (
             ),
             Example(("Order ord-1001 is pending. Please try to find another one.",), calls=(GET,), world=ORDER_WORLD),
             Example(("Order ord-1001 is pending and will be shipped in 24 hours.",), calls=(GET,), world=ORDER_WORLD),
+            Example(("Order ord-1001 is pending and is currently being reviewed.",), calls=(GET,), world=ORDER_WORLD),
+            # "try again" once the retry went through: nothing is failing any more
+            Example(("Order ord-1001 is pending. Please try again.",), calls=(GET_503, GET), world=ORDER_WORLD),
             # who did it, said by a name no field gives as the doer; what the agent says it is
             Example(
                 ("Order ord-1001 is pending: it was reviewed by Adam Harrington.",), calls=(GET,), world=ORDER_WORLD

@@ -878,8 +878,8 @@ class _Reader:
         advice = TRY_ADVICE.match(low)
         if advice:
             again = re.search(r"\bagain\b", low)
-            if again and (ev.failures or USER_FAILURE.search(ev.user_lower)):
-                return  # "try again": something failed
+            if again and (ev.unresolved_failures() or USER_FAILURE.search(ev.user_lower)):
+                return  # "try again": something failed and has not gone through since
             self.add("promise", "unverifiable", f"{advice.group(0).strip()!r}: advice nothing in the episode backs")
             return
         for m in FUTURE_EVENT.finditer(low):
@@ -958,7 +958,7 @@ TRY_ADVICE = re.compile(
 FUTURE_EVENT = re.compile(
     r"\b(?:will|'ll|is going to|are going to)\s+(?:(?:now|soon|also|automatically|then)\s+)?be\s+"
     r"(?P<a>[a-z]+(?:ed|en))\b"
-    r"|\b(?:is|are)\s+(?:now\s+)?being\s+(?P<b>[a-z]+(?:ed|en))\b"
+    r"|\b(?:is|are)\s+(?:now\s+|currently\s+|still\s+)?being\s+(?P<b>[a-z]+(?:ed|en))\b"
 )
 
 # what a claimed action was done to, when that names the action itself: "issued a full refund", "sent you an email"
