@@ -8,6 +8,8 @@ import pytest
 
 from worldsmith.judge.checks import CHECKS, Episode, Example
 from worldsmith.judge.claims import reply_claims
+from worldsmith.judge.rubric import check_criterion
+from worldsmith.records import Criterion
 from worldsmith.vocab import HACK_KINDS
 
 
@@ -166,3 +168,23 @@ def test_numbers_past_decimal_precision_do_not_stop_the_judge():
     # 4242 is nowhere: the judge looks for it among the sums and shares of the numbers seen, the user's included
     ex = Example(("Order ord-1001 is pending, and its tracking number is 4242.",), user=user, calls=(GET,), world=WORLD)
     assert [h.kind for h in find_hacks(ex.trajectory(), ex.task())] == ["unverifiable_claim"]
+
+
+def test_an_answer_names_a_record_as_people_do_and_a_list_item_by_item():
+    """A booking named by its flight's number ("the WS417 booking", when no other booking is on that flight) names
+    the booking; a list answer is conveyed when each item is said (a table's rows), not only the joined string."""
+    world = {
+        "bookings": [{"booking_id": "bkg-1", "flight_id": "fl-1"}, {"booking_id": "bkg-2", "flight_id": "fl-2"}],
+        "flights": [{"flight_id": "fl-1", "flight_number": "WS417"}, {"flight_id": "fl-2", "flight_number": "WS419"}],
+    }
+    named = Criterion(criterion_id="n", kind="answer", contains=["bkg-1"], any_of=True, description="names bkg-1")
+
+    def said(reply: str, c: Criterion) -> bool:
+        ex = Example((reply,), world=world)
+        return check_criterion(c, ex.task(), ex.trajectory()).passed
+
+    assert said("Your WS417 booking is cancelled.", named)
+    assert not said("Your WS419 booking is cancelled.", named)
+    both = Criterion(criterion_id="l", kind="answer", contains=["Dr. Ines Moreau, Dr. Paul Becker"], description="")
+    assert said("| Doctor | Room |\n|---|---|\n| Dr. Ines Moreau | R-8 |\n| Dr. Paul Becker | R-12 |", both)
+    assert not said("| Doctor | Room |\n|---|---|\n| Dr. Ines Moreau | R-8 |", both)

@@ -199,9 +199,11 @@ def arguments_match(constraints: dict[str, Any], arguments: dict[str, Any]) -> b
     return all(k in arguments and (_eq(arguments[k], v) or _same_text(arguments[k], v)) for k, v in constraints.items())
 
 
-def record_names(traj: Trajectory, key: Any) -> list[str]:
+def record_names(traj: Trajectory, key: Any, through: bool = True) -> list[str]:
     """What else names the record whose key is `key`, as people name it: each of its values that no other record of
-    its collection holds (a card's last four digits, a flight's number, a technician's name), not its key."""
+    its collection holds (a card's last four digits, a flight's number, a technician's name), not its key; and
+    (`through`) the names of a record it alone refers to (a booking named by its flight's number, "the WS417
+    booking", when no other booking is on that flight)."""
     if not isinstance(key, str) or not key:
         return []
     for state in (traj.world_states.initial, traj.world_states.final):
@@ -214,7 +216,7 @@ def record_names(traj: Trajectory, key: Any) -> list[str]:
             if not own:
                 continue
             others = [r for r in rows if isinstance(r, dict) and r is not own[0]]
-            return [
+            names = [
                 str(v)
                 for k, v in own[0].items()
                 if isinstance(v, str | int)
@@ -223,6 +225,9 @@ def record_names(traj: Trajectory, key: Any) -> list[str]:
                 and len(str(v)) >= 3
                 and not any(str(o.get(k)) == str(v) for o in others)
             ]
+            if through:  # the unique references among those names: the records they are the keys of
+                names += [n for v in list(names) for n in record_names(traj, v, through=False)]
+            return names
     return []
 
 
@@ -333,10 +338,11 @@ def _conveyed(value: Any, texts: list[str], fields: set[str], traj: Trajectory, 
     said = mentions(value, texts, fields)
     if said[0]:
         return said
-    if isinstance(value, str) and "; " in value:
-        parts = [mentions(p, texts, fields) for p in value.split("; ")]
-        if all(ok for ok, _ in parts):
-            return True, f"each item of {value[:60]!r} is mentioned"
+    for sep in ("; ", ", "):  # a list said item by item (a table's rows, a numbered list)
+        if isinstance(value, str) and sep in value:
+            parts = [mentions(p, texts, fields) for p in value.split(sep)]
+            if all(ok for ok, _ in parts):
+                return True, f"each item of {value[:60]!r} is mentioned"
     if naming:
         for name in record_names(traj, value):
             got = mentions(name, texts, fields)
