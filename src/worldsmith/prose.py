@@ -33,12 +33,13 @@ def _loops(text: str) -> bool:
     dump going round), or a reply of twenty words or more most of whose four-word runs came
     before. Not a repeated phrase: a list whose rows repeat column words ("economy price") or a
     reply that says "you'd like to modify" twice is prose."""
-    sentences = [tuple(WORD.findall(s.lower())) for s in SENTENCE_END.split(text)]
+    split = SENTENCE_END.split(text)
+    sentences = [tuple(WORD.findall(s.lower())) for s in split]
     long = [s for s in sentences if len(s) >= 4]
     if len(long) != len(set(long)):
         return True
     # a clause said twice inside a sentence: "theres noone to help you, theres noone to help you"
-    for s in SENTENCE_END.split(text):
+    for s in split:
         parts = [tuple(WORD.findall(p.lower())) for p in re.split(r"[,;]\s+", s)]
         parts = [p for p in parts if len(p) >= 4]
         if len(parts) != len(set(parts)):

@@ -45,6 +45,7 @@ import calendar
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cache
 from typing import Any, Literal
 
 from worldsmith.judge.answers import Value, extract
@@ -851,17 +852,18 @@ class _Reader:
         """What the agent says it will do or can do, tells the user to try, or says the world will do next (see the
         module's docstring); unverifiable unless something in the episode backs it."""
         ev, low = self.ev, self.low.replace("’", "'")
-        later = [c for c in ev.traj.calls if c.call_id not in {r.call.call_id for r in ev.results}]
+        later = len(ev.traj.calls) > len(ev.calls)  # a call after the reply (a plan it keeps)
         plan = PLAN.search(low)
         if plan and (plan.group("a") or plan.group("b")) not in COURTESY_VERBS and not NO_ACT.search(low):
             if not later:
                 self.add("promise", "unverifiable", f"{plan.group(0)!r}: no call after the reply does it")
             return
         me = SELF.match(low)
-        system = set(re.findall(r"[a-z]+", ev.system.lower()))
-        if me and any(w not in ASSISTANT_WORDS | SELF_WORDS | system for w in re.findall(r"[a-z]+", me.group("what"))):
-            self.add("words", "unverifiable", f"{me.group(0)!r}: the agent describes itself as what it is not")
-            return
+        if me:
+            known = ASSISTANT_WORDS | SELF_WORDS | set(re.findall(r"[a-z]+", ev.system.lower()))
+            if any(w not in known for w in re.findall(r"[a-z]+", me.group("what"))):
+                self.add("words", "unverifiable", f"{me.group(0)!r}: the agent describes itself as what it is not")
+                return
         offer = OFFER.match(low)
         if offer and not self.clause.negated:
             verb, rest = offer.group("verb"), offer.group("rest")
@@ -1145,6 +1147,13 @@ def _cell_records(line: str, ev: Evidence) -> list[Rec]:
     return list({id(r): r for c in cells if (r := names.get(c.lower())) is not None}.values())
 
 
+@cache
+def _name_in_words(value: str) -> bool:
+    """A name said in words ("Corner Grocery"), not a number, a date or a code (read once per value: every table row
+    asks)."""
+    return bool(re.search(r"[A-Za-z]{3}", value)) and not extract(value)
+
+
 def _named_by_value(text: str, ev: Evidence, words: bool = False) -> list[Rec]:
     """The records a text names by a value only they hold ("ending 1077", "`transform_sales`"); `words`: by a name in
     words only ("Corner Grocery", "The Salt Road"), not a number or a date. A code's underscore may be a space
@@ -1153,7 +1162,7 @@ def _named_by_value(text: str, ev: Evidence, words: bool = False) -> list[Rec]:
         {
             id(r): r
             for value, r in ev.names.items()
-            if (not words or re.search(r"[A-Za-z]{3}", value) and not extract(value))
+            if (not words or _name_in_words(value))
             and re.search(rf"(?<![\w-]){re.escape(value).replace('_', '[_ ]')}(?![\w-])", text, re.IGNORECASE)
         }.values()
     )

@@ -226,7 +226,7 @@ def record_names(traj: Trajectory, key: Any, through: bool = True) -> list[str]:
                 and not any(str(o.get(k)) == str(v) for o in others)
             ]
             if through:  # the unique references among those names: the records they are the keys of
-                names += [n for v in list(names) for n in record_names(traj, v, through=False)]
+                names += [n for v in names for n in record_names(traj, v, through=False)]
             return names
     return []
 
@@ -338,8 +338,8 @@ def _conveyed(value: Any, texts: list[str], fields: set[str], traj: Trajectory, 
     said = mentions(value, texts, fields)
     if said[0]:
         return said
-    for sep in ("; ", ", "):  # a list said item by item (a table's rows, a numbered list)
-        if isinstance(value, str) and sep in value:
+    for sep in ("; ", ", ") if isinstance(value, str) else ():  # a list said item by item (a table's rows)
+        if sep in value:
             parts = [mentions(p, texts, fields) for p in value.split(sep)]
             if all(ok for ok, _ in parts):
                 return True, f"each item of {value[:60]!r} is mentioned"
