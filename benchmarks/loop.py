@@ -75,6 +75,7 @@ def main(argv: list[str]) -> None:
         f"rollouts.samples_per_task={a.samples}",
         "export.split_by=world",
         "export.validation_fraction=0.25",
+        "export.held_out_sources=[pack, crawled, derived]",
         f"finetune.max_steps={a.steps}",
         f"finetune.batch_size={a.batch}",
         f"eval.samples_per_task={a.eval_samples}",
@@ -152,6 +153,7 @@ def main(argv: list[str]) -> None:
                 "exact_argument_rate": r.exact_argument_rate,
                 "call_rate": r.call_rate,
                 "format_rate": r.format_rate,
+                "needless_call_rate": r.needless_call_rate,
                 "by_family": r.by_family,
             }
         )
@@ -177,9 +179,9 @@ def main(argv: list[str]) -> None:
     a.out.write_text(json.dumps(out, indent=2))
     print(
         "\n| model | mode | episodes | server errors | pass rate (95% CI) | minus base (95% CI) | pass^1 | exact args "
-        "| any tool call | calls parse |"
+        "| any tool call | calls parse | calls when no tool applies |"
     )
-    print("| --- | --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: |")
+    print("| --- | --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
         lo, hi = row["pass_rate_ci95"]
         diff = "–"
@@ -190,7 +192,7 @@ def main(argv: list[str]) -> None:
             f"| {row['model']} | {row['mode']} | {row['episodes']} | {row['server_errors']} | "
             f"{row['pass_rate']} ({lo:.3f}–{hi:.3f}) | "
             f"{diff} | {row['pass^1']} | "
-            f"{row['exact_argument_rate']} | {row['call_rate']} | {row['format_rate']} |"
+            f"{row['exact_argument_rate']} | {row['call_rate']} | {row['format_rate']} | {row['needless_call_rate']} |"
         )
     families = sorted({f for row in rows for f in row["by_family"]})
     print("\n| family | " + " | ".join(f"{row['model']} ({row['mode']})" for row in rows) + " |")

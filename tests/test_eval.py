@@ -33,7 +33,7 @@ from worldsmith.evaluate.play import (
 from worldsmith.export.sft import build_examples, held_out, write_export
 from worldsmith.judge.episode import decide
 from worldsmith.llm.client import LLMClient, LLMResult
-from worldsmith.records import ModelEval, Trajectory
+from worldsmith.records import Blueprint, ModelEval, Trajectory
 from worldsmith.store import RunStore
 from worldsmith.vocab import ROLES
 
@@ -126,6 +126,14 @@ def test_model_scores_count_passes_per_task_and_invalid_calls(tmp_path):
     assert s.format_rate == pytest.approx(1 / 3, abs=1e-3)
     assert s.by_family == {"single_call": [1, 3]}  # cancel_task: a free-form single_call task
     assert s.simulator_failures == 0  # the error was the agent's own output
+    assert s.needless_call_rate is None  # no task here is one no tool serves
+    # the same episodes as an irrelevance task (a blueprint with no gold call): two of three called a tool anyway
+    # (the third never got a call out), and no call was wanted, so none counts toward `call_rate`
+    store2 = RunStore(tmp_path, "ev-irrelevance")
+    store2.append(trajs)
+    store2.append([cancel_task().model_copy(update={"blueprint": Blueprint(family="irrelevance")})])
+    s2 = model_scores(store2, EvalModel("m", None), "vllm", 3)
+    assert s2.needless_call_rate == pytest.approx(2 / 3, abs=1e-3) and s2.call_rate is None
     store.append(
         [
             trajs[2].model_copy(

@@ -737,3 +737,22 @@ def test_one_example_per_task_takes_the_best_kept_sample_and_the_card_counts_tas
         if per_task == "best":
             assert ids == sorted([t.trajectory_id for t in trajs] + ["trj_quiet"])  # the shorter of each pair
             assert counts["dropped:other_sample_of_task"] == 3
+
+
+def test_held_out_sources_hold_out_a_world_of_each_listed_source_and_keep_one_for_training():
+    sources = {f"p{i}": "pack" for i in range(4)} | {f"c{i}": "crawled" for i in range(3)}
+    sources |= {"d0": "derived", "d1": "derived", "l0": "llm"}
+    pairs = [(f"agt_{w}", w) for w in sources]
+    plain = held_out(ExportConfig(split_by="world", validation_fraction=0.1), pairs, [], sources)
+    # the fraction alone leaves some source unread by an eval (what the option is for)
+    assert {sources[w] for w in plain.worlds} < {"pack", "crawled", "derived"}
+    cfg = ExportConfig(split_by="world", validation_fraction=0.1, held_out_sources=["pack", "crawled", "derived"])
+    held = held_out(cfg, pairs, [], sources)
+    for source in ("pack", "crawled", "derived"):
+        group = {w for w, s in sources.items() if s == source}
+        assert group & set(held.worlds), source  # an eval plays this kind of world
+        assert group - set(held.worlds), source  # and training still sees it
+    assert "l0" not in held.worlds or "l0" in plain.worlds  # a source of one world is never forced out
+    assert set(held.worlds) >= set(plain.worlds)  # the strata add to the fraction's draw, they do not redraw it
+    assert held_out(cfg, pairs, ["agt_p0"], sources) == held  # what passed does not move the split
+    assert held_out(cfg, pairs, [], None).worlds == plain.worlds  # no sources known: the fraction alone

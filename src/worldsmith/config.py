@@ -605,6 +605,9 @@ class ExportConfig(Strict):
     # agent: it holds out agents (a world may be in both splits)
     split_by: Literal["world", "agent"] = "world"
     validation_fraction: Probability = 0.1  # share of worlds (or agents), not examples, held out
+    # split_by world: also hold out at least one world of each of these sources (pack, crawled, derived, llm) that
+    # the run has two or more worlds of, so an eval reads every kind of world; empty: the fraction alone decides
+    held_out_sources: list[Literal["pack", "crawled", "derived", "llm"]] = Field(default_factory=list)
     near_duplicate_threshold: Probability = 0.9  # MinHash Jaccard of the conversation text; 1.0 keeps near copies
     max_per_tool: NonNegInt = 0  # 0 = no cap; else at most this many examples that call one tool
     max_per_domain: NonNegInt = 0

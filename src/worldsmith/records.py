@@ -682,6 +682,9 @@ class ModelEval(Record):
     tool_call_validity: float | None = None
     exact_argument_rate: float | None = None  # gold calls of the tasks the agent made with exactly the gold arguments
     call_rate: float | None = None  # episodes of tasks with a gold call where the agent called any tool at all
+    # episodes of tasks no tool serves (a blueprint with no gold call: irrelevance) where the agent called one anyway;
+    # a model that learned to call everything shows here first
+    needless_call_rate: float | None = None
     # episodes of tasks that want a call (gold calls, or a free-form task) whose every tool call parsed into a known
     # tool with schema-valid arguments, at least one made: the format, apart from whether the calls were right
     format_rate: float | None = None

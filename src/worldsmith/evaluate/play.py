@@ -154,6 +154,11 @@ def model_scores(
         for t in trajs
         if (task := tasks.get(t.task_id)) is not None and task.blueprint is not None and task.blueprint.calls
     ]
+    no_call = [
+        t
+        for t in trajs
+        if (task := tasks.get(t.task_id)) is not None and task.blueprint is not None and not task.blueprint.calls
+    ]
     return ModelEval(
         eval_run_id=store.run_id,
         label=model.label,
@@ -166,6 +171,7 @@ def model_scores(
         exact_argument_rate=round(made / gold, 4) if gold else None,
         call_rate=round(sum(bool(t.calls) for t in with_calls) / len(with_calls), 4) if with_calls else None,
         format_rate=round(sum(map(well_formed, should_call)) / len(should_call), 4) if should_call else None,
+        needless_call_rate=round(sum(bool(t.calls) for t in no_call) / len(no_call), 4) if no_call else None,
         by_family=dict(sorted(by_family.items())),
         trajectories=len(trajs),
         passed=passed,
@@ -381,6 +387,7 @@ ROWS = [
     ("exact_argument_rate", "gold calls with exact arguments"),
     ("call_rate", "episodes with any tool call"),
     ("format_rate", "episodes whose calls all parse (format)"),
+    ("needless_call_rate", "calls when no tool applies"),
     ("generated_tokens", "agent tokens"),
 ]
 

@@ -101,13 +101,29 @@ def held_out_keys(keys: Iterable[str], fraction: float) -> set[str]:
     return held
 
 
-def held_out(cfg: ExportConfig, agents: Iterable[tuple[str, str | None]], kept_agents: Iterable[str]) -> HeldOut:
+def held_out(
+    cfg: ExportConfig,
+    agents: Iterable[tuple[str, str | None]],
+    kept_agents: Iterable[str],
+    sources: dict[str, str] | None = None,
+) -> HeldOut:
     """The split of `agents` ((agent_id, world_id) pairs, every agent of the run); by agent, among
-    the agents with a kept episode (as before worlds existed)."""
+    the agents with a kept episode (as before worlds existed). By world, `sources` (world_id -> the world's source)
+    stratifies the draw under `cfg.held_out_sources`: each listed source the run has two or more worlds of gives
+    at least one held-out world and keeps at least one for training."""
     if cfg.split_by == "agent":
         return HeldOut(split_by="agent", agents=sorted(held_out_keys(kept_agents, cfg.validation_fraction)))
     pairs = sorted(set(agents))
-    held = held_out_keys((f"world:{w}" if w else f"agent:{a}" for a, w in pairs), cfg.validation_fraction)
+    keys = {f"world:{w}" if w else f"agent:{a}" for a, w in pairs}
+    held = held_out_keys(keys, cfg.validation_fraction)
+    if cfg.held_out_sources and cfg.validation_fraction > 0:
+        of_source = sources or {}
+        for source in cfg.held_out_sources:
+            group = {k for k in keys if k.startswith("world:") and of_source.get(k[6:]) == source}
+            if len(group) >= 2 and not group & held:
+                held |= held_out_keys(group, cfg.validation_fraction)
+        if held >= keys:  # a training split is kept whatever the strata asked
+            held.discard(max(keys, key=lambda k: zlib.crc32(k.encode())))
     return HeldOut(
         split_by="world",
         worlds=sorted({w for _, w in pairs if f"world:{w}" in held}),
@@ -251,6 +267,7 @@ def build_examples(
     verdicts: list[Verdict],
     tasks: dict[str, Task],
     agents: dict[str, Agent],
+    world_sources: dict[str, str] | None = None,
 ) -> tuple[list[SFTExample], Counter]:
     """Kept trajectories -> deduplicated, capped, split examples; the counter says what was dropped and why.
     All in memory: the export stage streams the same steps (see stage.py)."""
@@ -259,6 +276,7 @@ def build_examples(
         cfg,
         [(a.agent_id, a.world_id) for a in agents.values()],
         [t.agent_id for t in trajectories if t.trajectory_id in kept],
+        world_sources,
     )
     builder = ExampleBuilder(run_id, cfg, held)
     examples = []

@@ -160,6 +160,7 @@ def run(
                 cfg,
                 con.execute("SELECT agent_id, world_id FROM agents").fetchall(),
                 [a for (a,) in con.execute(KEPT_AGENTS).fetchall()],
+                {world_id: info.source for world_id, info in worlds.items()},
             )
             buckets = spill_kept(con, Path(spill), batch_rows, bucket_rows)
         builder = ExampleBuilder(ctx.run_id, cfg, held)
