@@ -326,6 +326,12 @@ CHECKS: tuple[Check, ...] = (
             Example(("There was a system error, please try again later.",), calls=(GET,), world=ORDER_WORLD),
             # "I've cancelled" what was cancelled before the episode: no call did it
             Example(("I've cancelled order ord-1003 for you.",), calls=(GET_CANCELLED,), world={"orders": [CANCELLED]}),
+            # a message sent by no call, where no tool offered sends one
+            Example(
+                ("Order ord-1001 is pending. A confirmation has been emailed to you.",),
+                calls=(GET,),
+                world=ORDER_WORLD,
+            ),
             # two records' amounts swapped in a table; a date in May under a label ("May" is no modal here)
             Example(
                 ("| Item | Total |\n|---|---|\n| Desk lamp | $59.31 |\n| Office chair | $119.46 |",), calls=(LIST,)
@@ -334,6 +340,11 @@ CHECKS: tuple[Check, ...] = (
         ),
         passes=(
             Example(("Order ord-1003 is already cancelled.",), calls=(GET_CANCELLED,), world={"orders": [CANCELLED]}),
+            Example(
+                ("Your receipt for ord-1001 has been emailed to you.",),
+                calls=(GET, ("send_receipt", {"order_id": "ord-1001"}, {"order_id": "ord-1001", "sent": True})),
+                world=ORDER_WORLD,
+            ),
             Example(
                 ("| Item | Total |\n|---|---|\n| Desk lamp | $119.46 |\n| Office chair | $59.31 |",), calls=(LIST,)
             ),

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -501,6 +502,11 @@ class _Reader:
             self.add("action", "contradicted", f"{verb!r}: the user asked for it and no call was made")
             return
         tool_verb = any(stem(words_of(n)[0]) == lemma for n in _tool_names(ev) if words_of(n))
+        if voice == "record" and "notify" in groups and not self._offered(MESSAGING_VERBS):
+            # "a receipt has been emailed to you", "your flatmate has been notified": a message sent, by no call, and
+            # no tool offered sends one: the world cannot have done it
+            self.add("action", "contradicted", f"{verb!r}: no call sent it, and no tool offered sends or notifies")
+            return
         if voice == "record" and (already or not (named or tool_verb)):
             # "it has already been taken care of", "the seat has been released": said of no record the world has, or
             # of how things were before: nothing checks it (lenient keeps it; strict asks for words it can source)
@@ -524,6 +530,11 @@ class _Reader:
             f"{verb!r}: no call before the reply did it"
             + (f" (its writes: {', '.join(done)})" if done else " (no write)"),
         )
+
+    def _offered(self, verbs: Iterable[str]) -> bool:
+        """Whether an offered tool's verb (its name's first word) is one of these."""
+        stems = {stem(v) for v in verbs}
+        return any(stem(w) in stems for t in _tool_names(self.ev) for w in words_of(t)[:1])
 
     def _changed_records(self, keys: set[str]) -> set[str]:
         """The ids of the calls whose patches changed one of these records."""
@@ -1095,6 +1106,9 @@ AGGREGATE = re.compile(
 RELATIVE_TIME = re.compile(r"\b(?:early|earlier|before|by|until|after|later|minutes?|hours?|ago|from now|arrive)\b")
 # acts that reach beyond a record's fields: a record changed does not back them
 BEYOND_A_RECORD = {"send", "notify", "handoff", "refund", "pay"}
+# the verbs of a tool that sends a message (send_receipt, email_customer, notify_owner); "issue" or "ship" send things,
+# not messages
+MESSAGING_VERBS = (*(v for v in ACTION_GROUPS["notify"] if " " not in v), "send", "resend", "mail", "forward")
 TRANSIENT = re.compile(r"unavailable|timed? ?out|timeout|rate.?limit|too many requests|\b50[234]\b|try again", re.I)
 
 
