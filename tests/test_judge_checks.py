@@ -188,3 +188,45 @@ def test_an_answer_names_a_record_as_people_do_and_a_list_item_by_item():
     both = Criterion(criterion_id="l", kind="answer", contains=["Dr. Ines Moreau, Dr. Paul Becker"], description="")
     assert said("| Doctor | Room |\n|---|---|\n| Dr. Ines Moreau | R-8 |\n| Dr. Paul Becker | R-12 |", both)
     assert not said("| Doctor | Room |\n|---|---|\n| Dr. Ines Moreau | R-8 |", both)
+
+
+def test_the_agent_is_told_today_and_a_count_of_days_is_checked_against_it(project_root):
+    """The agent's system prompt says today's date (a deployed assistant is told it); the judge reads it from there,
+    so "in 4 days" beside a date is checked, and where the prompt gives no date nothing is read."""
+    from worldsmith.agents.stage import long_date
+    from worldsmith.llm.prompts import Prompts
+
+    def system(today: str | None) -> str:
+        (message,) = Prompts(project_root / "prompts").render_messages(
+            "agent_system_prompt",
+            style="clear",
+            strictness="strict",
+            domain="a shop",
+            collections=["orders"],
+            policy="",
+            role="",
+            confirm_before=[],
+            never=[],
+            guidelines=[],
+            rules=[],
+            today=today,
+        )
+        return message["content"]
+
+    assert "Today is Tuesday, May 12, 2026." in system(long_date("2026-05-12"))
+    order = {**ORDER, "date": "2026-05-16"}
+
+    def days(reply: str, today: str | None) -> list[str]:
+        traj = Example((reply,), calls=(("get_order", {"order_id": "ord-1001"}, order),), world={"orders": [order]})
+        traj = traj.trajectory()
+        traj.messages[0]["content"] = system(today)
+        return [c.status for c in reply_claims(traj, words=False) if "from today" in c.why or "today (" in c.why]
+
+    today = long_date("2026-05-12")
+    assert days("Order ord-1001 ships on Saturday, May 16, in 4 days.", today) == ["supported"]
+    assert days("Order ord-1001 ships on Saturday, May 16, in 3 days.", today) == ["contradicted"]
+    assert days("| Order | Ships | When |\n|---|---|---|\n| ord-1001 | Saturday, May 16 | in 5 days |", today) == [
+        "contradicted"
+    ]
+    assert days("Order ord-1001 ships on Saturday, May 16, in 3 days.", None) == []  # no date given: nothing read
+    assert days("You can ask for a refund within 30 days of May 16.", today) == []  # a window, not a count from today

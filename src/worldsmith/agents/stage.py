@@ -9,6 +9,7 @@ by a plain one (recorded as `policies.source`). Style and strictness are drawn p
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import random
 import re
 from collections import Counter
@@ -121,6 +122,7 @@ async def make_agents(ctx: RunContext, shard: Shard | None = None) -> dict[str, 
                 strictness=strictness,
                 domain=domain,
                 collections=[c.name.replace("_", " ") for c in (world.collections if world else [])],
+                today=long_date(world.today) if world else None,  # what a deployed assistant is told
                 **policies.model_dump(exclude={"rule_ids", "source"}),
             )
         ]
@@ -143,6 +145,12 @@ async def make_agents(ctx: RunContext, shard: Shard | None = None) -> dict[str, 
         with writer, rejections:
             results = await gather_with_progress("agents", [one(client, b) for b in todo], total=len(todo))
     return {"agents": ctx.store.count(Agent), "new": len(results), "voice_by_llm": sum(results)}
+
+
+def long_date(iso: str) -> str:
+    """2026-05-12 -> "Tuesday, May 12, 2026": today's date as the agent's system prompt gives it."""
+    day = dt.date.fromisoformat(iso)
+    return f"{day:%A}, {day:%B} {day.day}, {day.year}"
 
 
 def run(ctx: RunContext, shard: Shard | None = None) -> dict[str, Any]:

@@ -326,6 +326,8 @@ CHECKS: tuple[Check, ...] = (
             Example(("There was a system error, please try again later.",), calls=(GET,), world=ORDER_WORLD),
             # "I've cancelled" what was cancelled before the episode: no call did it
             Example(("I've cancelled order ord-1003 for you.",), calls=(GET_CANCELLED,), world={"orders": [CANCELLED]}),
+            # a count of days from today (the system prompt's) that the date beside it contradicts
+            Example(("Order ord-1001 was placed on Monday, March 2, 4 days ago.",), calls=(GET,), world=ORDER_WORLD),
             # a message sent by no call, where no tool offered sends one
             Example(
                 ("Order ord-1001 is pending. A confirmation has been emailed to you.",),
@@ -340,6 +342,7 @@ CHECKS: tuple[Check, ...] = (
         ),
         passes=(
             Example(("Order ord-1003 is already cancelled.",), calls=(GET_CANCELLED,), world={"orders": [CANCELLED]}),
+            Example(("Order ord-1001 was placed on Monday, March 2, 3 days ago.",), calls=(GET,), world=ORDER_WORLD),
             Example(
                 ("Your receipt for ord-1001 has been emailed to you.",),
                 calls=(GET, ("send_receipt", {"order_id": "ord-1001"}, {"order_id": "ord-1001", "sent": True})),
@@ -599,7 +602,11 @@ def example_trajectory(ex: Example) -> Trajectory:
     """The episode an `Example` describes, built as the rollouts record one: each call's result as given; a call whose
     result is the record it names with other values is a write, its patch replaces those values in the world."""
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": "You are the assistant of an online shop. Rules: a shipped order is kept."},
+        {
+            "role": "system",
+            "content": "You are the assistant of an online shop. Today is Thursday, March 5, 2026. Rules: a shipped "
+            "order is kept.",
+        },
         {"role": "user", "content": ex.user},
     ]
     calls: list[ToolCall] = []

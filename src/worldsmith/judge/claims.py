@@ -42,6 +42,7 @@ unverifiable, never contradicted).
 from __future__ import annotations
 
 import calendar
+import datetime as dt
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -115,6 +116,7 @@ def read_claims(traj: Trajectory, at: int, words: bool = True) -> list[Claim]:
             read.states()
             read.attributions()
             read.counts()
+            read.days()
             read.swaps()
         if words and not (clause.question or clause.conditional):
             read.promises()
@@ -309,6 +311,35 @@ class _Reader:
                 years = {int(f[5:9]) for f in self.ev.seen.forms if f.startswith("date:")}
                 if years and all(calendar.weekday(y, mo, d) != day for y in years):
                     self.add("value", "contradicted", f"{mo:02d}-{d:02d} falls on no {m.group(1)} of the years seen")
+
+    def days(self) -> None:
+        """A count of days from today said beside a date ("Saturday, May 16 | in 4 days", "due May 3, 9 days overdue",
+        "tomorrow (May 13)"), checked against today's date as the system prompt gives it; nothing is read where it
+        gives none, or where the clause (else its table row or list item) holds no date or more than one."""
+        today = self.ev.today
+        if today is None:
+            return
+        for m in DAYS_FROM_TODAY.finditer(self.low):
+            word = m.group("word") or m.group("word2")
+            if word:
+                count, sign = {"today": 0, "tomorrow": 1, "yesterday": -1}[word], 1
+                dates = _dates_in(m.group(0), today)  # right beside its date: "tomorrow, May 13", "May 13 (today)"
+            else:
+                n = m.group("n1") or m.group("n2") or m.group("n3") or m.group("n4")
+                count = int(n) if n.isdigit() else DAY_COUNT_WORDS[n]
+                sign = -1 if (m.group("n2") or m.group("n3")) else 1  # "N days ago", "N days overdue", "overdue by N"
+                dates = _dates_in(self.text, today) or (
+                    _dates_in(self.clause.line, today) if self.clause.structured else []
+                )
+            if len(set(dates)) != 1:
+                continue
+            gap = (dates[0] - today).days
+            said = m.group(0).strip(" ,()")
+            if gap == sign * count:
+                self.add("value", "supported", f"{said!r}: {dates[0]} is {_days(gap)} from today ({today})")
+            else:
+                where = "before" if gap < 0 else "after"
+                self.add("value", "contradicted", f"{said!r}: {dates[0]} is {_days(gap)} {where} today ({today})")
 
     def _field_of_kind(self, v: Value, by_noun: bool = False) -> tuple[Rec, str, Any] | None:
         """A field of the records spoken of that holds a value of the same kind (a date for a date, an amount for an
@@ -927,6 +958,32 @@ class _Reader:
 
 # ------------------------------------------------------------------ patterns
 
+DAY_COUNT_WORDS = {
+    w: i
+    for i, w in enumerate(
+        (
+            *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"),
+            *("twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"),
+        )
+    )
+}
+_N = r"(?:\d{1,3}|" + "|".join(DAY_COUNT_WORDS) + ")"
+_DATE_NEAR = (
+    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
+    r"(?:[a-z]{3,9}\.?\s+\d{1,2}(?:st|nd|rd|th)?|\d{1,2}(?:st|nd|rd|th)?\s+[a-z]{3,9}|\d{4}-\d{2}-\d{2})"
+)
+# a count of days from today: "in 4 days", "4 days from now", "41 days ago", "9 days overdue", "overdue by 9 days" (not
+# "2 days late": late against a date other than today); "today", "tomorrow", "yesterday" only right beside a date
+# ("tomorrow, Wednesday, May 13", "May 13 (tomorrow)")
+DAYS_FROM_TODAY = re.compile(
+    rf"\bin\s+(?P<n1>{_N})\s+days?\b(?!\s+(?:of|after|before|from\s+(?!now|today)))"
+    rf"|\b(?P<n4>{_N})\s+days?\s+(?:from\s+(?:now|today)|away|to\s+go)\b"
+    rf"|\b(?P<n2>{_N})\s+days?\s+(?:ago|overdue|past\s+due)\b"
+    rf"|\boverdue\s+by\s+(?P<n3>{_N})\s+days?\b"
+    rf"|\b(?P<word>today|tomorrow|yesterday)\b,?\s*\(?\s*(?:{_DATE_NEAR})(?:,?\s+\d{{4}})?"
+    rf"|(?:{_DATE_NEAR})(?:,?\s+\d{{4}})?\s*[(,—–-]\s*(?P<word2>today|tomorrow|yesterday)\b"
+)
+
 # who a passive says did it, by name: "archived by Adam Harrington", "updated by the Falcon team"
 BY_NAME = re.compile(r"\b(?P<verb>[a-z]+(?:ed|en))\s+by\s+(?P<actor>(?:the\s+)?[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,3})")
 MAKING_STEMS = {
@@ -1140,6 +1197,33 @@ def _holds_value_in(held: Any, v: Value) -> bool:
 
 def _holds_value(rec: Rec, v: Value) -> bool:
     return any(_holds_value_in(x, v) for version in [*rec.versions, *rec.seen] for x in version.values())
+
+
+def _dates_in(text: str, today: dt.date) -> list[dt.date]:
+    """The dates a text states; a date without its year is the one of that day and month nearest today."""
+    out = []
+    for v in extract(text):
+        for form in v.forms:
+            if form.startswith("date:") and _real(*map(int, form[5:].split("-"))):
+                out.append(dt.date.fromisoformat(form[5:]))
+            elif form.startswith("day:"):
+                mo, d = map(int, form[4:].split("-"))
+                near = [dt.date(y, mo, d) for y in (today.year - 1, today.year, today.year + 1) if _real(y, mo, d)]
+                if near:
+                    out.append(min(near, key=lambda x: abs((x - today).days)))
+    return out
+
+
+def _days(gap: int) -> str:
+    return "1 day" if abs(gap) == 1 else f"{abs(gap)} days"
+
+
+def _real(y: int, mo: int, d: int) -> bool:
+    try:
+        dt.date(y, mo, d)
+    except ValueError:
+        return False
+    return True
 
 
 def _tool_names(ev: Evidence) -> list[str]:

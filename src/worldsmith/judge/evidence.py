@@ -10,6 +10,7 @@ claim layer (`claims.py`) classifies a reply's claims against it; nothing here r
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 import json
 import re
 from collections import Counter
@@ -30,6 +31,7 @@ WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
 ID_TOKEN = re.compile(r"\b[A-Za-z]+[-_]\d+\b")  # an id with a prefix: ord-4702, cus_12
 MAX_NUMBERS = 300  # distinct numbers combined pairwise (90,000 sums): a bound on the work, not a heuristic
 STATE_VALUE = re.compile(r"[a-z][a-z_ -]{1,30}")
+TODAY_IS = re.compile(r"\btoday(?:'s date)?\s+is\s+([^\n]{6,40}?\d{4})", re.IGNORECASE)
 
 
 def stem(word: str) -> str:
@@ -360,6 +362,17 @@ class Evidence:
         return rec
 
     # ------------------------------------------------------------------ what was said
+
+    @cached_property
+    def today(self) -> dt.date | None:
+        """Today's date as the system prompt gives it ("Today is Tuesday, May 12, 2026."); None where it gives none (a
+        count of days from today is then not read)."""
+        m = TODAY_IS.search(self.system)
+        for v in extract(m.group(1)) if m else []:
+            for form in sorted(v.forms):
+                if form.startswith("date:"):
+                    return dt.date.fromisoformat(form[5:])
+        return None
 
     @cached_property
     def said(self) -> list[str]:

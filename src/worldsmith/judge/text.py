@@ -32,7 +32,7 @@ REASON_COLON = re.compile(
 # what makes a clause no statement of fact
 CONDITIONAL = re.compile(
     r"^(?:and\s+|or\s+|then\s+)?(?:if|once|when|whenever|unless|in case|as soon as|provided|should you|"
-    r"after you|before you|until|whether)\b",
+    r"after you|before you|until|whether)\b(?!:)",  # "When: in 4 days" is a table's column, no supposition
     re.IGNORECASE,
 )
 # "may" in lower case only: "Monday, May 25" is a date
