@@ -230,3 +230,32 @@ def test_the_agent_is_told_today_and_a_count_of_days_is_checked_against_it(proje
     ]
     assert days("Order ord-1001 ships on Saturday, May 16, in 3 days.", None) == []  # no date given: nothing read
     assert days("You can ask for a refund within 30 days of May 16.", today) == []  # a window, not a count from today
+
+
+def test_a_user_picks_the_record_by_a_value_only_it_holds_among_those_shown():
+    """Asked which of two cards, the user says "the credit one": the card the call then blocks is the one whose type is
+    credit, so the call came after the user gave it (cap-blind8's clarification turns); a pick that names the other
+    card's value, or no pick at all, leaves the call a guess."""
+    from worldsmith.judge.rubric import _user_said
+
+    debit = {"card_id": "crd-1", "account_id": "acc-1", "card_type": "debit", "last_four": "8347", "status": "active"}
+    credit = {"card_id": "crd-2", "account_id": "acc-1", "card_type": "credit", "last_four": "8413", "status": "active"}
+    listed = ("list_account_cards", {"account_id": "acc-1"}, {"cards": [debit, credit]})
+    block = ("block_card", {"card_id": "crd-2", "reason": "lost"}, {**credit, "status": "blocked"})
+    example = Example(("The credit card is blocked.",), user="I lost a card, acc-1", calls=(listed, block))
+    base = example.trajectory()
+    base.world_states.initial = {"cards": [debit, credit]}
+
+    def asked_then(pick: str | None):
+        msgs = base.messages
+        first_result = next(i for i, m in enumerate(msgs) if m["role"] == "tool")
+        question = "Which one: the debit card ending 8347 or the credit card ending 8413?"
+        turn = [{"role": "assistant", "content": question}]
+        turn += [{"role": "user", "content": pick}] if pick else []
+        return base.model_copy(update={"messages": [*msgs[: first_result + 1], *turn, *msgs[first_result + 1 :]]})
+
+    call_id = base.calls[1].call_id
+    assert _user_said(asked_then("the credit one"), "the credit card", call_id)
+    assert _user_said(asked_then("the one ending 8413"), "the credit card", call_id)
+    assert not _user_said(asked_then("the debit one"), "the credit card", call_id)
+    assert not _user_said(asked_then(None), "the credit card", call_id)

@@ -247,12 +247,59 @@ def _user_said(traj: Trajectory, value: str, before_call: str) -> bool:
             return True  # "The Los Angeles one" for the option "rnl-6206: LAX (Los Angeles), April 20"
         if m["role"] == "user" and mentions(value, [text])[0]:
             return True
+        if m["role"] == "user" and offered and _picks_record(traj, before_call, text):
+            return True  # "the skin one" for the appointment whose reason is "skin rash", of the two it was shown
         if m["role"] == "user" and any(_named(n, text) for n in record_names(traj, value) if not n.isdigit()):
             return True  # the user picked the record by its name ("Rachel" for Rachel Obrien, tech-2802)
         shared = words & set(re.findall(r"[a-z0-9]{2,}", text.lower()))
         if m["role"] == "user" and len(words) >= 3 and len(shared) >= max(2, len(words) / 2):
             return True
     return False
+
+
+def _picks_record(traj: Trajectory, call_id: str, reply: str) -> bool:
+    """Whether the user's reply picks the record the call acts on from the others of its kind the agent was shown
+    before it: by a value only that record holds among them ("the credit one" for the card whose type is credit, "the
+    one on May 9" for the charge posted then), in the user's own words."""
+    call = next((c for c in traj.calls if c.call_id == call_id), None)
+    if call is None or not isinstance(call.arguments, dict):
+        return False
+    keys = {v for v in call.arguments.values() if isinstance(v, str) and v}
+    shown = " ".join(m.get("content") or "" for m in traj.messages[: _message_of(traj, call_id)] if m["role"] == "tool")
+    said = set(re.findall(r"[a-z]{4,}", reply.lower()))
+    for rows in traj.world_states.initial.values():
+        if not isinstance(rows, list):
+            continue
+        dicts = [r for r in rows if isinstance(r, dict)]
+        own = [r for r in dicts if keys & {v for v in r.values() if isinstance(v, str)}]
+        if len(own) != 1:
+            continue
+        key = next(k for k, v in own[0].items() if v in keys)
+        others = [r for r in dicts if r is not own[0] and str(r.get(key)) in shown]
+        if not others:
+            continue
+        for field, value in own[0].items():
+            if field == key or isinstance(value, bool) or not isinstance(value, str | int | float):
+                continue
+            theirs = [str(o.get(field)) for o in others]
+            if str(value) in theirs:
+                continue
+            if re.search(r"\d", str(value)) and not re.search(r"[a-z]{4,}", str(value).lower()):
+                if mentions(str(value), [reply])[0]:
+                    return True  # a date, an amount, a last four
+                continue
+            own_words = set(re.findall(r"[a-z]{4,}", str(value).lower()))
+            if said & (own_words - {w for t in theirs for w in re.findall(r"[a-z]{4,}", t.lower())}):
+                return True
+    return False
+
+
+def _message_of(traj: Trajectory, call_id: str) -> int:
+    """The index of the tool message that answers the call (the end of the conversation when none does)."""
+    return next(
+        (i for i, m in enumerate(traj.messages) if m["role"] == "tool" and m.get("tool_call_id") == call_id),
+        len(traj.messages),
+    )
 
 
 def _picked(value: str, options: list[str], reply: str) -> bool:
