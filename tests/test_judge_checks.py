@@ -259,3 +259,30 @@ def test_a_user_picks_the_record_by_a_value_only_it_holds_among_those_shown():
     assert _user_said(asked_then("the one ending 8413"), "the credit card", call_id)
     assert not _user_said(asked_then("the debit one"), "the credit card", call_id)
     assert not _user_said(asked_then(None), "the credit card", call_id)
+
+
+def test_a_row_speaks_of_the_record_that_refers_to_the_one_it_names_and_a_state_word_may_qualify_the_next():
+    """cap-blind7's good work: a trips table named by flight numbers whose status column is the bookings' ("WS540 |
+    Confirmed", the flight itself "scheduled"), and "stays open, in progress" of a ticket in progress; the same with a
+    status neither record holds is still contradicted."""
+    booking = {"booking_id": "bkg-1", "flight_id": "fl-1", "seat": "14C", "status": "confirmed"}
+    other = {"booking_id": "bkg-2", "flight_id": "fl-2", "seat": "2A", "status": "cancelled"}
+    flights = [
+        {"flight_id": "fl-1", "flight_number": "WS540", "status": "scheduled"},
+        {"flight_id": "fl-2", "flight_number": "WS543", "status": "delayed"},
+    ]
+    world = {"bookings": [booking, other], "flights": flights}
+    calls = (
+        ("list_bookings", {"passenger_id": "pax-1"}, {"bookings": [booking, other]}),
+        ("get_flight", {"flight_id": "fl-1"}, flights[0]),
+        ("get_flight", {"flight_id": "fl-2"}, flights[1]),
+    )
+    table = "| Flight | Seat | Status |\n|---|---|---|\n| WS540 | 14C | {} |\n| WS543 | 2A | Cancelled |"
+    assert "contradicted" not in statuses(table.format("Confirmed"), *calls, world=world).values()
+    assert statuses(table.format("Refunded"), *calls, world=world).get("attribution") == "contradicted"
+    tickets = {"tickets": [{"ticket_id": "tkt-1", "status": "in_progress"}, {"ticket_id": "tkt-2", "status": "open"}]}
+    get = ("get_ticket", {"ticket_id": "tkt-1"}, tickets["tickets"][0])
+    assert statuses("tkt-1 stays open, in progress with the technician.", get, world=tickets).get("state") != (
+        "contradicted"
+    )
+    assert statuses("tkt-1 stays open with the technician.", get, world=tickets).get("state") == "contradicted"

@@ -656,6 +656,9 @@ class _Reader:
             found += [c for c in cells if not any(f.start("state") == c.start("state") for f in found)]
         for m in found:
             state = re.sub(r"[\s_-]+", " ", m.group("state"))
+            qualified = re.match(rf"[\s,(]+(?P<state>{words})\b", low[m.end("state") :])
+            if qualified:  # "stays open, in progress": the word qualifies the state that follows, which is read
+                state = re.sub(r"[\s_-]+", " ", qualified.group("state"))
             if re.match(PLAN_OR_LABEL, low[m.end() :]):
                 continue  # "scheduled date", "scheduled for May 3", "scheduled to take place": a label or a plan
             if re.search(
@@ -690,6 +693,10 @@ class _Reader:
     def attributions(self) -> None:
         found = [*LABEL_VALUE.finditer(self.text), *QUOTED_WITH.finditer(self.text)]
         recs = self.subjects() if found else []  # the clause's records: one answer for all its labels
+        if recs and self.clause.structured and not _keys_in(self.clause.line, self.ev):
+            # a row named by its flight's number (no id) speaks of the booking on that flight too ("WS540 | Confirmed")
+            keys = {r.key for r in recs}
+            recs += [r for r in self.ev.in_play() if r not in recs and keys & {str(v) for v in r.now.values()}]
         for m in found:
             # "the full name Jeffrey Washington is active": the label is "full name", its value said beside it
             label = _label_words(self._without_held(m.group("label"), recs))
