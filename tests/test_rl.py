@@ -86,6 +86,13 @@ def test_the_mask_compares_with_the_engines_logprobs_where_it_has_them():
     loss.backward()
     assert logp.grad[1] == 0 and logp.grad[0] != 0 and logp.grad[2] != 0
     assert k15_loss(logp.detach(), ref, 0.5, 0.1, 1.0)[1] == 0  # without the engine's: nothing moved yet
+    # a token the engine did not sample (NaN: a tool call the template re-rendered) is left out under "drop"
+    logp.grad = None
+    dropped, left_out = k15_loss(logp, ref, 0.5, 0.1, 1.0, logp_rollout=engine, unsampled="drop")
+    assert left_out == 2 and dropped.item() == pytest.approx(0.25)
+    dropped.backward()
+    assert logp.grad[2] == 0 and logp.grad[0] != 0
+    assert k15_loss(logp.detach(), ref, 0.5, 0.1, 1.0, unsampled="drop")[1] == 0  # no engine log-probs: all kept
 
 
 def test_the_engines_sampled_tokens_line_up_with_the_trained_tokens(tokenizer):

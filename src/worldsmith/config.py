@@ -702,6 +702,11 @@ class RLConfig(Strict):
     # K2.5: tokens whose log-probability under the weights being trained left the one under the weights that
     # sampled them by more than this are masked out of the loss; null = off
     logratio_mask: PositiveFloat | None = 1.0
+    # agent tokens the engine did not sample in the form they are trained on (a tool call the chat template renders
+    # from the parsed call, where the engine sampled other text; a turn redone constrained): drop leaves them out of
+    # the loss (on-policy, as K2.5 keeps the loss to sampled tokens) | keep trains on them with the reference's
+    # log-probability in place of the engine's. An episode that recorded no engine log-probabilities keeps them all.
+    unsampled: Literal["drop", "keep"] = "drop"
     temperature: tuple[PositiveFloat, PositiveFloat] = (1.0, 0.7)  # sampling temperature, first -> last iteration
     # pass@k = 0 curriculum (Kimi-Dev): a task none of whose k samples earned the verifiable reward is set aside,
     # and tried again every this many iterations; 0 = never set aside

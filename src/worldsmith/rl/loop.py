@@ -12,9 +12,10 @@ over the agent's tokens of each episode, pi_ref being the weights that played it
 is this round's result, as in k1.5's online mirror descent); at the first step the gradient is -2 tau (r - mean
 r) grad log pi, a policy gradient. Tokens whose log-probability under the trainer moved more than `logratio_mask`
 from the rollout's are masked out (K2.5): the serving engine's own log-probabilities of the sampled tokens in native
-mode (recorded with each agent message), the trainer's at the round's start where none lines up. Tasks none of
-whose k samples earned the verifiable reward are set aside and tried again every `retry_every` rounds (Kimi-Dev's
-pass@k = 0 curriculum); the sampling temperature goes from `temperature[0]` to `temperature[1]`. A checkpoint
+mode (recorded with each agent message), the trainer's at the round's start where none lines up; tokens the engine
+did not sample as trained (a tool call the chat template re-renders) are left out too (`rl.unsampled: drop`). Tasks
+none of whose k samples earned the verifiable reward are set aside and tried again every `retry_every` rounds (Kimi-
+Dev's pass@k = 0 curriculum); the sampling temperature goes from `temperature[0]` to `temperature[1]`. A checkpoint
 after every round (weights, optimizer, state) is what a re-run resumes from. Held-out tasks are played before the
 first round and after the last; `rl.json` and `rl.html` keep the figures.
 """
@@ -217,13 +218,17 @@ def k15_loss(
     tau: float,
     bound: float | None,
     logp_rollout: torch.Tensor | None = None,
+    unsampled: str = "keep",
 ) -> tuple[torch.Tensor, int]:
     """(r - mean r - tau * log(pi / pi_ref))^2 for one episode, the log-ratio summed over its tokens except those
     whose log-probability moved more than `bound` from the rollout's (K2.5's mask: the engine's where
-    `logp_rollout` has it, else the reference's); and how many were masked."""
+    `logp_rollout` has it, else the reference's) and, with `unsampled="drop"`, those the engine did not sample
+    (NaN in `logp_rollout`); and how many were left out."""
     ratio = logp - logp_ref
     rollout = logp_ref if logp_rollout is None else torch.where(logp_rollout.isnan(), logp_ref, logp_rollout)
     keep = torch.ones_like(ratio, dtype=torch.bool) if bound is None else (logp - rollout).detach().abs() <= bound
+    if unsampled == "drop" and logp_rollout is not None:
+        keep &= ~logp_rollout.isnan()
     seq = (ratio * keep).sum()
     return (advantage - tau * seq) ** 2, int((~keep).sum())
 
@@ -261,7 +266,7 @@ def update(
         for j in batch:
             ids, labels, adv = tensors[j]
             logp = token_logprobs(model, ids, labels)
-            loss, n_masked = k15_loss(logp, refs[j], adv, cfg.tau, cfg.logratio_mask, rollouts[j])
+            loss, n_masked = k15_loss(logp, refs[j], adv, cfg.tau, cfg.logratio_mask, rollouts[j], cfg.unsampled)
             (loss / len(batch)).backward()
             total += loss.item() / len(batch)
             masked += n_masked
