@@ -311,6 +311,7 @@ ITEMS_WORLD = {
 GET_503 = ("get_order", {"order_id": "ord-1001"}, {"error": "503 Service Unavailable: try again"})
 CANCELLED = {**ORDER, "order_id": "ord-1003", "status": "cancelled"}
 GET_CANCELLED = ("get_order", {"order_id": "ord-1003"}, CANCELLED)
+MOVE = ("reschedule_delivery", {"order_id": "ord-1001", "date": "2026-03-12"}, {**ORDER, "date": "2026-03-12"})
 LIST = ("list_orders", {"customer_id": "cus-2001"}, {"orders": ITEMS_WORLD["orders"], "count": 2})
 
 CHECKS: tuple[Check, ...] = (
@@ -328,6 +329,8 @@ CHECKS: tuple[Check, ...] = (
             Example(("I've cancelled order ord-1003 for you.",), calls=(GET_CANCELLED,), world={"orders": [CANCELLED]}),
             # a count of days from today (the system prompt's) that the date beside it contradicts
             Example(("Order ord-1001 was placed on Monday, March 2, 4 days ago.",), calls=(GET,), world=ORDER_WORLD),
+            # the confirmation of a write, with a date the write did not set
+            Example(("Done: your $120.50 order now arrives Friday, March 13.",), calls=(GET, MOVE), world=ORDER_WORLD),
             # a message sent by no call, where no tool offered sends one
             Example(
                 ("Order ord-1001 is pending. A confirmation has been emailed to you.",),
@@ -343,6 +346,9 @@ CHECKS: tuple[Check, ...] = (
         passes=(
             Example(("Order ord-1003 is already cancelled.",), calls=(GET_CANCELLED,), world={"orders": [CANCELLED]}),
             Example(("Order ord-1001 was placed on Monday, March 2, 3 days ago.",), calls=(GET,), world=ORDER_WORLD),
+            Example(
+                ("Done: your $120.50 order now arrives Thursday, March 12.",), calls=(GET, MOVE), world=ORDER_WORLD
+            ),
             Example(
                 ("Your receipt for ord-1001 has been emailed to you.",),
                 calls=(GET, ("send_receipt", {"order_id": "ord-1001"}, {"order_id": "ord-1001", "sent": True})),

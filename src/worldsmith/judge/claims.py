@@ -51,7 +51,7 @@ from functools import cache
 from typing import Any, Literal
 
 from worldsmith.judge.answers import Value, extract
-from worldsmith.judge.evidence import Evidence, Rec, singular, stem, words_of
+from worldsmith.judge.evidence import Evidence, Rec, json_objects, singular, stem, words_of
 from worldsmith.judge.text import Clause, clauses
 from worldsmith.judge.words import (
     ACTION_GROUPS,
@@ -245,6 +245,12 @@ class _Reader:
             if v.kind == "number" and not v.money and alone and not tried and (key := ev.key_by_digits(v.raw)):
                 self.add("value", "contradicted", f"{v.raw!r} is {key} without its prefix: it names no record")
                 continue
+            if v.kind in ("date", "time") and self.clause.asserts and (mine := self._written_field(v)):
+                # the confirmation of a write gives the written record's date or time: said otherwise, it is wrong
+                # even where the value shows elsewhere (9:00 in the clinic's hours, for the 9:30 just booked)
+                rec, name, held = mine
+                self.add("value", "contradicted", f"{v.raw!r}: {rec.key}'s {name}, just written, is {held!r}")
+                continue
             if ev.seen.has(v, text[max(0, v.start - 20) : v.start]):
                 continue
             if v.kind == "id" and not tried and not re.search(r"[A-Za-z]", v.raw) and (key := ev.key_by_digits(v.raw)):
@@ -274,6 +280,8 @@ class _Reader:
                 field = self._field_of_kind(v, by_noun=True)  # "your appointment is at 3:30 pm" (it is at 2:30)
             elif v.kind == "date":
                 field = self._labelled_field(v)  # "the new due date is Monday, June 8" (due_date is June 7)
+            if field is None and v.kind == "number" and v.money:
+                field = self._written_field(v)  # "Done: $45.00 on Thursday, June 25" for the $54.00 just paid
             if self.clause.asserts and field is not None:
                 rec, name, held = field
                 self.add(
@@ -355,6 +363,38 @@ class _Reader:
                 labelled = by_noun or _label_names(words_of(self.low), name, held, self._nouns(rec), loose=True)
                 if _same_kind(v, held) and labelled:
                     return rec, name, held
+        return None
+
+    def _written_field(self, v: Value) -> tuple[Rec, str, Any] | None:
+        """A field of a record the calls since the user's last message wrote (booked, moved, paid) that holds a value
+        of the same kind, when the clause also states another value that record holds: a confirmation of that write,
+        whose unseen value is that field's, and wrong. Not a deadline or a time relative to it ("cancel by June 25",
+        "arrive 15 minutes early")."""
+        ev = self.ev
+        if RELATIVE_TIME.search(self.low) or v.kind == "number" and AGGREGATE.search(self.low):
+            return None
+        if re.search(rf"(?<![\w-]){re.escape(v.raw)}(?![\w-])", " ".join([*ev.user, *ev.arguments])):
+            return None  # a value the user gave or a call tried ("the 2:30 slot was taken, so I took 3:00")
+        last_user = max((i for i, m in enumerate(ev.traj.messages[: self.at]) if m["role"] == "user"), default=-1)
+        recs = {}
+        for r in (r for r in ev.writes if r.at > last_user):
+            for doc in json_objects(r.doc)[:1]:
+                keyed = [ev.records[x] for x in doc.values() if isinstance(x, str) and x in ev.records]
+                # the record the result is (its own fields), not one it refers to
+                rec = max(keyed, key=lambda k: sum(k.now.get(f) == x for f, x in doc.items()), default=None)
+                if rec is not None:
+                    recs[rec.key] = (rec, doc)
+        if len(recs) != 1:
+            return None  # one record written, or which one the clause confirms is not known
+        ((rec, doc),) = recs.values()
+        if set(_keys_in(self.text, ev)) - {rec.key} or any(_holds_value(r, v) for r in ev.in_play()):
+            return None  # the clause speaks of another record too, or the value is another record's
+        others = [x for x in extract(self.text) if x.start != v.start and x.kind in ("date", "time", "number")]
+        if not any(_holds_value(rec, x) for x in others):
+            return None  # nothing in the clause says it is that record
+        for name, held in rec.now.items():
+            if _same_kind(v, held) and name in doc:
+                return rec, name, held
         return None
 
     def _labelled_field(self, v: Value) -> tuple[Rec, str, Any] | None:

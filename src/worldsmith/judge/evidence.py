@@ -68,7 +68,7 @@ def _parsed(content: str) -> Any:
         return None
 
 
-def _dicts(doc: Any) -> list[dict[str, Any]]:
+def json_objects(doc: Any) -> list[dict[str, Any]]:
     """Every JSON object inside a value, outermost first."""
     out: list[dict[str, Any]] = []
     stack = [doc]
@@ -323,7 +323,7 @@ class Evidence:
                     if isinstance(r, dict) and coll.key and r.get(coll.key) is not None:
                         self._version(str(r[coll.key]), name, r)
         for res in self.results:
-            for d in _dicts(res.doc):
+            for d in json_objects(res.doc):
                 key, name = self._key_of(d)
                 if key is not None:
                     rec = self._version(key, name, d, extend=False)
@@ -436,7 +436,7 @@ class Evidence:
     def last_records(self) -> list[Rec]:
         """The records of the most recent result that showed any (what "it" most likely refers to)."""
         for res in reversed(self.results):
-            keys = [self._key_of(d)[0] for d in _dicts(res.doc)]
+            keys = [self._key_of(d)[0] for d in json_objects(res.doc)]
             found = [self.records[k] for k in keys if k in self.records]
             if found:
                 return found
@@ -470,7 +470,7 @@ class Evidence:
                 shared = Counter(json.dumps(r.get(k), sort_keys=True) for r in rows).values()
                 out |= {*shared, *(len(rows) - n for n in shared)}
         for res in self.results:
-            for d in _dicts(res.doc):
+            for d in json_objects(res.doc):
                 out |= {v for k, v in d.items() if isinstance(v, int) and not isinstance(v, bool)}
         for name in self.collections:
             out.add(len(self.in_play(name)))
@@ -481,7 +481,7 @@ class Evidence:
         count/total fields (what "4 projects in total" must be; a share of a list, "2 of them", is in `counts`)."""
         out = {len(rows) for c, rows in self.listed if collection is None or c == collection}
         for res in self.results:
-            for d in _dicts(res.doc):
+            for d in json_objects(res.doc):
                 out |= {
                     v
                     for k, v in d.items()
