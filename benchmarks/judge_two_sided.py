@@ -150,6 +150,7 @@ SOURCES = {
     "capable, blind 2 (cap-blind5 + 6)": ("cap-blind5", "cap-blind6"),
     "capable, blind 3 (cap-blind7)": ("cap-blind7",),
     "capable, blind 4 (cap-blind8)": ("cap-blind8",),
+    "capable, blind 5 (cap-blind9)": ("cap-blind9",),
 }
 
 SHORT = {
@@ -164,6 +165,7 @@ SHORT = {
     "capable, blind 2 (cap-blind5 + 6)": "blind 2",
     "capable, blind 3 (cap-blind7)": "blind 3",
     "capable, blind 4 (cap-blind8)": "blind 4",
+    "capable, blind 5 (cap-blind9)": "blind 5",
 }
 
 

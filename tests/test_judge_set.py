@@ -48,8 +48,10 @@ FLOORS: dict[tuple[str, str], tuple[float, float]] = {
     # tests/data/judge_set/README.md), a dev part after
     ("capable, blind 1 (cap-blind3 + 4)", "lenient"): (0.91, 1.0),
     ("capable, blind 2 (cap-blind5 + 6)", "lenient"): (0.93, 0.99),
-    ("capable, blind 3 (cap-blind7)", "lenient"): (0.88, 0.87),
-    ("capable, blind 4 (cap-blind8)", "lenient"): (0.88, 0.94),
+    ("capable, blind 3 (cap-blind7)", "lenient"): (0.89, 0.91),
+    ("capable, blind 4 (cap-blind8)", "lenient"): (0.9, 0.96),
+    # blind (today's date in the agent's prompt): scored once at 0.809 / 0.949 (bd02986); dev since
+    ("capable, blind 5 (cap-blind9)", "lenient"): (0.82, 0.94),
 }
 DEFAULT_PARTS = ("a", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10")
 
