@@ -51,7 +51,7 @@ from functools import cache
 from typing import Any, Literal
 
 from worldsmith.judge.answers import Value, extract
-from worldsmith.judge.evidence import Evidence, Rec, json_objects, singular, stem, words_of
+from worldsmith.judge.evidence import Evidence, Rec, singular, stem, words_of
 from worldsmith.judge.text import Clause, clauses
 from worldsmith.judge.words import (
     ACTION_GROUPS,
@@ -210,8 +210,7 @@ class _Reader:
         """The records of a kind the clause names that refer to the `named` ones (when those are of another kind)."""
         if not nouns or any(r.collection in nouns for r in named):
             return named
-        keys = {r.key for r in named}
-        referring = [r for r in self.ev.in_play() if r.collection in nouns and keys & {str(v) for v in r.now.values()}]
+        referring = [r for r in _referring(named, self.ev) if r.collection in nouns]
         return referring or named
 
     def _qualified(self, recs: list[Rec]) -> list[Rec] | None:
@@ -245,7 +244,7 @@ class _Reader:
             if v.kind == "number" and not v.money and alone and not tried and (key := ev.key_by_digits(v.raw)):
                 self.add("value", "contradicted", f"{v.raw!r} is {key} without its prefix: it names no record")
                 continue
-            if v.kind in ("date", "time") and self.clause.asserts and (mine := self._written_field(v)):
+            if v.kind in ("date", "time") and self.clause.asserts and not tried and (mine := self._written_field(v)):
                 # the confirmation of a write gives the written record's date or time: said otherwise, it is wrong
                 # even where the value shows elsewhere (9:00 in the clinic's hours, for the 9:30 just booked)
                 rec, name, held = mine
@@ -280,7 +279,7 @@ class _Reader:
                 field = self._field_of_kind(v, by_noun=True)  # "your appointment is at 3:30 pm" (it is at 2:30)
             elif v.kind == "date":
                 field = self._labelled_field(v)  # "the new due date is Monday, June 8" (due_date is June 7)
-            if field is None and v.kind == "number" and v.money:
+            if field is None and v.kind == "number" and v.money and not tried:
                 field = self._written_field(v)  # "Done: $45.00 on Thursday, June 25" for the $54.00 just paid
             if self.clause.asserts and field is not None:
                 rec, name, held = field
@@ -369,24 +368,14 @@ class _Reader:
         """A field of a record the calls since the user's last message wrote (booked, moved, paid) that holds a value
         of the same kind, when the clause also states another value that record holds: a confirmation of that write,
         whose unseen value is that field's, and wrong. Not a deadline or a time relative to it ("cancel by June 25",
-        "arrive 15 minutes early")."""
+        "arrive 15 minutes early"); the caller leaves out a value the user gave or a call tried ("the 2:30 slot was
+        taken, so I took 3:00")."""
         ev = self.ev
         if RELATIVE_TIME.search(self.low) or v.kind == "number" and AGGREGATE.search(self.low):
             return None
-        if re.search(rf"(?<![\w-]){re.escape(v.raw)}(?![\w-])", " ".join([*ev.user, *ev.arguments])):
-            return None  # a value the user gave or a call tried ("the 2:30 slot was taken, so I took 3:00")
-        last_user = max((i for i, m in enumerate(ev.traj.messages[: self.at]) if m["role"] == "user"), default=-1)
-        recs = {}
-        for r in (r for r in ev.writes if r.at > last_user):
-            for doc in json_objects(r.doc)[:1]:
-                keyed = [ev.records[x] for x in doc.values() if isinstance(x, str) and x in ev.records]
-                # the record the result is (its own fields), not one it refers to
-                rec = max(keyed, key=lambda k: sum(k.now.get(f) == x for f, x in doc.items()), default=None)
-                if rec is not None:
-                    recs[rec.key] = (rec, doc)
-        if len(recs) != 1:
+        if len(ev.just_written) != 1:
             return None  # one record written, or which one the clause confirms is not known
-        ((rec, doc),) = recs.values()
+        ((rec, doc),) = ev.just_written.values()
         if set(_keys_in(self.text, ev)) - {rec.key} or any(_holds_value(r, v) for r in ev.in_play()):
             return None  # the clause speaks of another record too, or the value is another record's
         others = [x for x in extract(self.text) if x.start != v.start and x.kind in ("date", "time", "number")]
@@ -735,8 +724,7 @@ class _Reader:
         recs = self.subjects() if found else []  # the clause's records: one answer for all its labels
         if recs and self.clause.structured and not _keys_in(self.clause.line, self.ev):
             # a row named by its flight's number (no id) speaks of the booking on that flight too ("WS540 | Confirmed")
-            keys = {r.key for r in recs}
-            recs += [r for r in self.ev.in_play() if r not in recs and keys & {str(v) for v in r.now.values()}]
+            recs += [r for r in _referring(recs, self.ev) if r not in recs]
         for m in found:
             # "the full name Jeffrey Washington is active": the label is "full name", its value said beside it
             label = _label_words(self._without_held(m.group("label"), recs))
@@ -879,10 +867,8 @@ class _Reader:
                 if isinstance(v, str) and v in ev.records:
                     scope.setdefault(id(ev.records[v]), ev.records[v])
         if self.clause.structured:  # a row named by its book's title speaks of the loan of that book too
-            keys = {r.key for r in named}
-            for r in ev.in_play():
-                if keys & {str(v) for v in r.now.values()}:
-                    scope.setdefault(id(r), r)
+            for r in _referring(named, ev):
+                scope.setdefault(id(r), r)
         values = [v for v in extract(self.text) if v.kind in ("date", "time", "id") or (v.kind == "number" and v.money)]
         values = [v for v in values if not (v.kind == "id" and v.raw in ev.records)]
         # an email, or a table cell's whole text, is a value too ("Raised by: kenji.mori@corp.example")
@@ -961,9 +947,7 @@ class _Reader:
                     self.add(
                         "promise", "unverifiable", f"{offer.group(0).strip()!r}: offers help nothing shows it gives"
                     )
-            elif not ({stem(verb)} | {stem(v) for g in groups_of(verb) for v in ACTION_GROUPS[g] if " " not in v}) & {
-                stem(w) for t in _tool_names(ev) for w in words_of(t)[:1]
-            }:
+            elif not self._offered([verb, *(v for g in groups_of(verb) for v in ACTION_GROUPS[g] if " " not in v)]):
                 self.add("promise", "unverifiable", f"{offer.group(0).strip()!r}: no tool offered does it")
             return
         advice = TRY_ADVICE.match(low)
@@ -1244,6 +1228,12 @@ def _holds_value_in(held: Any, v: Value) -> bool:
 
 def _holds_value(rec: Rec, v: Value) -> bool:
     return any(_holds_value_in(x, v) for version in [*rec.versions, *rec.seen] for x in version.values())
+
+
+def _referring(recs: list[Rec], ev: Evidence) -> list[Rec]:
+    """The records in play that hold one of these records' keys as a value (a booking of a flight, a loan of a book)."""
+    keys = {r.key for r in recs}
+    return [r for r in ev.in_play() if keys & {str(v) for v in r.now.values()}]
 
 
 def _dates_in(text: str, today: dt.date) -> list[dt.date]:

@@ -361,6 +361,19 @@ class Evidence:
                 rec.seen.append(dict(record))
         return rec
 
+    @cached_property
+    def just_written(self) -> dict[str, tuple[Rec, dict[str, Any]]]:
+        """The records the writes since the user's last message returned (key -> the record and the result's object):
+        what a confirmation reply speaks of."""
+        last_user = max((i for i, m in enumerate(self.traj.messages[: self.at]) if m["role"] == "user"), default=-1)
+        out: dict[str, tuple[Rec, dict[str, Any]]] = {}
+        for r in self.writes:
+            for doc in json_objects(r.doc)[:1] if r.at > last_user else []:
+                key, _ = self._key_of(doc)
+                if key in self.records:
+                    out[key] = (self.records[key], doc)
+        return out
+
     # ------------------------------------------------------------------ what was said
 
     @cached_property
