@@ -441,9 +441,8 @@ class Evidence:
 
     def in_play(self, collection: str | None = None) -> list[Rec]:
         """The records the conversation has shown or named, of one collection or all."""
-        return [
-            self.records[k] for k in self.shown_keys if collection is None or self.records[k].collection == collection
-        ]
+        shown = self.shown_keys  # a set: read in the records' own order, so a reason names the same record every run
+        return [r for k, r in self.records.items() if k in shown and (collection is None or r.collection == collection)]
 
     @cached_property
     def last_records(self) -> list[Rec]:
