@@ -10,6 +10,7 @@ claim layer (`claims.py`) classifies a reply's claims against it; nothing here r
 from __future__ import annotations
 
 import bisect
+import calendar
 import datetime as dt
 import json
 import re
@@ -31,6 +32,15 @@ WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]|[A-Za-z]")
 ID_TOKEN = re.compile(r"\b[A-Za-z]+[-_]\d+\b")  # an id with a prefix: ord-4702, cus_12
 MAX_NUMBERS = 300  # distinct numbers combined pairwise (90,000 sums): a bound on the work, not a heuristic
 STATE_VALUE = re.compile(r"[a-z][a-z_ -]{1,30}")
+DAY_COUNT = re.compile(
+    r"\b(?:(?P<a>\d{1,3})\s*(?:to|or|and|-|–)\s*)?(?P<b>\d{1,3})[\s-]*(?:business\s+|calendar\s+|working\s+)?"
+    r"(?P<unit>days?|nights?|weeks?)\b",
+    re.IGNORECASE,
+)
+DURATION = re.compile(
+    r"[\s-]*(?:business\s+|calendar\s+|working\s+)?(?:days?|nights?|weeks?|months?|years?|hours?|minutes?)\b", re.I
+)
+MULTIPLIER = re.compile(r"\b(\d+(?:\.\d+)?)\s*(?:×|x\b|times\b)", re.IGNORECASE)
 TODAY_IS = re.compile(r"\btoday(?:'s date)?\s+is\s+([^\n]{6,40}?\d{4})", re.IGNORECASE)
 
 
@@ -179,8 +189,10 @@ class Seen:
     """The values the conversation states before a reply, for matching a reply's values against: numbers (and what
     plain arithmetic makes of them), dates, times, ids."""
 
-    def __init__(self, texts: list[str]):
+    def __init__(self, texts: list[str], rules: str = "", asked: str = ""):
         self.texts = texts
+        self.rules = rules  # the system prompt and the tools' descriptions: where the policy's counts are said
+        self.asked = asked  # the user's words: the weekdays they name ("rent is due friday")
         self.text = " ".join(texts)
         self.bare = bare(self.text)
         values = [extract(t) for t in texts]
@@ -190,7 +202,11 @@ class Seen:
         self.plain = ID_TOKEN.sub(" ", self.text.replace(",", ""))
         self.plain_bare = bare(self.plain)
         self.numbers = {abs(Decimal(d)) for d in re.findall(r"\d+(?:\.\d+)?", self.plain)}
-        self.operands = [sorted({abs(num(v)) for v in vs if v.kind == "number"}) for vs in values]
+        # what arithmetic combines: not a length of time ("within 30 days" is no amount to add to a refund)
+        self.operands = [
+            sorted({abs(num(v)) for v in vs if v.kind == "number" and not DURATION.match(t[v.start + len(v.raw) :])})
+            for t, vs in zip(texts, values, strict=True)
+        ]
 
     @cached_property
     def derived(self) -> list[Decimal]:
@@ -215,6 +231,163 @@ class Seen:
                         out |= {abs(sum(column)), abs(sum(column) / len(column)).quantize(Decimal("0.01"))}
                         out |= {max(column) - min(column)}
         return sorted(out)
+
+    @cached_property
+    def dates(self) -> list[dt.date]:
+        return sorted({dt.date.fromisoformat(f[5:]) for f in self.forms if f.startswith("date:")})
+
+    @cached_property
+    def day_counts(self) -> set[int]:
+        """The counts of days a date may be moved by: one (the day before, the next day), a week, every count of
+        days, nights or weeks said ("a 30-day window", "within 60 days", "7 to 21 days"), and the policy's small
+        counts (the SLA's "critical 1, high 2, medium 5, low 10" days)."""
+        counts = {1, 7}
+        for text in (*self.texts, self.rules):
+            for m in DAY_COUNT.finditer(text):
+                unit = 7 if m.group("unit").lower().startswith("week") else 1
+                counts |= {int(g) * unit for g in (m.group("a"), m.group("b")) if g}
+        rules = self.rules
+        for v in extract(rules):  # not the day of a date ("Today is Thursday, March 5")
+            if v.kind in ("date", "time"):
+                rules = rules.replace(v.raw, " ")
+        counts |= {int(n) for n in re.findall(r"(?<![\d.:$])\b(\d{1,2})\b(?![.:]\d)", rules)}
+        for text in self.texts:  # a result's count of days: {"days_late": 6}
+            counts |= {int(n) for n in re.findall(r'"\w*days?\w*"\s*:\s*(\d{1,3})\b', text)}
+        return {n for n in counts if 0 < n <= 400}
+
+    @cached_property
+    def said_day_counts(self) -> set[int]:
+        """The counts of days the conversation itself gives (not the policy): "the last 30 days", {"days_late": 6}."""
+        counts = set()
+        for text in self.texts[1:] if self.rules else self.texts:
+            counts |= {
+                int(m.group("b")) * (7 if m.group("unit").lower().startswith("week") else 1)
+                for m in DAY_COUNT.finditer(text)
+            }
+            counts |= {int(n) for n in re.findall(r'"\w*days?\w*"\s*:\s*(\d{1,3})\b', text)}
+        return {n for n in counts if 0 < n <= 400}
+
+    @cached_property
+    def date_derived(self) -> set[str]:
+        """The date forms a reply may state from the dates shown (today's among them, from the system prompt): each
+        moved by a count of days the conversation or the policy gives ("a 30-day window from March 18": April 17;
+        "the day before June 26"; "past its SLA from June 20", the day after its 5 days from June 14 end)."""
+        return self._moved(self.day_counts)
+
+    @cached_property
+    def date_past(self) -> set[str]:
+        """The dates a clause about what becomes possible past a deadline may state: the day after each of
+        `date_derived`'s moves ("past its SLA from June 20": 5 days from June 14 end on June 19)."""
+        return self._moved({n + 1 for n in self.day_counts})
+
+    @cached_property
+    def date_weekday(self) -> set[str]:
+        """The dates of the weekdays the user names, in the week after each date shown ("rent is due friday")."""
+        named = {i for i, day in enumerate(calendar.day_name) if re.search(rf"\b{day}\b", self.asked, re.I)}
+        out: set[str] = set()
+        for d in self.dates:
+            for n in range(1, 8):
+                if (moved := d + dt.timedelta(days=n)).weekday() in named:
+                    out |= {f"date:{moved.isoformat()}", f"day:{moved.isoformat()[5:]}"}
+        return out
+
+    def _moved(self, counts: set[int]) -> set[str]:
+        out: set[str] = set()
+        for d in self.dates:
+            for n in counts:
+                for moved in (d + dt.timedelta(days=n), d - dt.timedelta(days=n)):
+                    out |= {f"date:{moved.isoformat()}", f"day:{moved.isoformat()[5:]}"}
+        return out
+
+    @cached_property
+    def time_derived(self) -> set[str]:
+        """The clock times a reply may state from the times shown, each moved by a length of time the conversation
+        or the policy gives ("half-hour slots": the slot after 09:00 is 09:30)."""
+        minutes = set()
+        for text in (*self.texts, self.rules):
+            minutes |= {int(n) for n in re.findall(r"\b(\d{1,3})[\s-]*min(?:ute)?s?\b", text, re.I)}
+            minutes |= {60 * int(n) for n in re.findall(r"\b(\d{1,2})[\s-]*(?:hours?|hrs?)\b", text, re.I)}
+            low = text.lower()
+            minutes |= {
+                m for word, m in (("half-hour", 30), ("half an hour", 30), ("quarter", 15), ("hour", 60)) if word in low
+            }
+        out = set()
+        for f in self.forms:
+            if f.startswith("time:"):
+                h, m = map(int, f[5:].split(":"))
+                for step in minutes:
+                    for t in (h * 60 + m + step, h * 60 + m - step):
+                        if 0 <= t < 24 * 60:
+                            out.add(f"time:{t // 60:02d}:{t % 60:02d}")
+        return out
+
+    @cached_property
+    def day_steps(self) -> set[Decimal]:
+        """The counts of days an amount per day may be multiplied by: the days between two dates shown, and the
+        counts of days the conversation gives (not the policy's: "$0.25 per day" times its "7 to 21 days" is no fee)."""
+        spans = {abs((a - b).days) for a, b in combinations(self.dates, 2)} | self.said_day_counts
+        return {Decimal(n) for n in spans if 0 < n <= 400}
+
+    @cached_property
+    def amount_derived(self) -> list[Decimal]:
+        """Sorted: the amounts a reply may compute beyond `derived`: the total of any of a listed result's rows
+        (the orders that were not cancelled, the payments of the last 30 days; a list of at most 16 rows), an amount
+        times a count of days between two dates shown (a late fee per day), and an amount times a multiplier the
+        conversation or the policy states ("business costs 2.5 times as much")."""
+        out: set[Decimal] = set()
+        for text in self.texts:
+            for rows in listed_rows(_parsed(text)):
+                if len(rows) > 16:
+                    continue
+                for k in {k for r in rows for k, x in r.items() if _is_number(x)}:
+                    sums = {Decimal(0)}
+                    for r in rows:
+                        if _is_number(r.get(k)):
+                            x = Decimal(str(r[k]))
+                            sums |= {s + x for s in sums}
+                    out |= {abs(s) for s in sums}
+        amounts = sorted({n for group in self.operands for n in group if n})[:MAX_NUMBERS]
+        factors = set(self.day_steps)
+        for text in (*self.texts, self.rules):
+            factors |= {Decimal(m) for m in MULTIPLIER.findall(text)}
+            factors |= {Decimal(2) for _ in re.finditer(r"\b(?:twice|double)\b", text, re.I)}
+        out |= {a * f for a in amounts for f in factors}
+        return sorted(out)
+
+    @cached_property
+    def amount_triples(self) -> list[Decimal]:
+        """Sorted: a ± b ± c over three different numbers (an order's amount less two refunds), where the numbers
+        shown are few enough (at most 40) to combine."""
+        ops = sorted({n for group in self.operands for n in group if n > 1})
+        if len(ops) > 40:
+            return []
+        out = set()
+        for a, b, c in combinations(ops, 3):
+            out |= {abs(x) for x in (a + b - c, a - b + c, -a + b + c, a - b - c, b - a - c, c - a - b)}
+        return sorted(out)
+
+    def computes(self, v: Value, stated: list[Decimal] = (), past: bool = False) -> bool:
+        """Whether the date, time or amount `v`, not itself shown, is what a plain computation over the shown values
+        gives (`date_derived`, `time_derived`, `amount_derived`, `amount_triples`), or one more step from an amount
+        the reply has stated before it and that was shown or computed (`stated`: "$28.00 more per day: $112.00 over
+        your 4 days"). `past`: the clause speaks of what becomes possible past a deadline (`date_past`)."""
+        if v.kind == "date":
+            return bool(v.forms & (self.date_derived | self.date_weekday | (self.date_past if past else set())))
+        if v.kind == "time":
+            return bool(v.forms & self.time_derived)
+        if v.kind != "number":
+            return False
+        n, tolerance = abs(num(v)), Decimal(1).scaleb(-v.places) / 2
+        if _near(self.amount_derived, n, tolerance) or _near(self.amount_triples, n, tolerance):
+            return True
+        others = {x for group in self.operands for x in group} | set(stated)
+        steps = self.day_steps | {x for x in others if x == x.to_integral_value() and x <= 12}
+        for a in stated:
+            if any(abs(a + b - n) <= tolerance or abs(abs(a - b) - n) <= tolerance for b in others):
+                return True
+            if any(abs(a * k - n) <= tolerance for k in steps):
+                return True
+        return False
 
     def has(self, v: Value, before: str = "") -> bool:
         if v.kind == "id":
@@ -393,8 +566,20 @@ class Evidence:
         return [self.system, *self.user, *(r.content for r in self.results), *self.arguments]
 
     @cached_property
+    def world_text(self) -> str:
+        """Every value of every record the world held before the reply, as `bare` text: what a reply may know of
+        the world beyond what the conversation showed (the other card of an account, ··5991)."""
+        return " ".join(
+            bare(str(x))
+            for r in self.records.values()
+            for v in r.versions + r.seen
+            for x in v.values()
+            if x is not None
+        )
+
+    @cached_property
     def seen(self) -> Seen:
-        return Seen(self.said)
+        return Seen(self.said, rules=f"{self.system} {self.tool_text}", asked=" ".join(self.user))
 
     @cached_property
     def said_lower(self) -> str:

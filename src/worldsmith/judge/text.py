@@ -21,6 +21,8 @@ CLAUSE_BREAK = re.compile(
     r"|,?\s+(?:but|so|yet|however|although|though|whereas|while)\s+"
     r"|,\s+and\s+(?=(?:i|we|you|it|they|he|she|your|the|this|that|these|those|its|their)\b)"
     r"|\s+and\s+(?=(?:i|we)\b)"
+    # "have been ordered and will arrive in a week": the act is stated as done, the arrival is the modal part
+    r"|(?<=ed|en)\s+and\s+(?=(?:will|should|would|can|may|might)\s)"
     r"|,?\s+(?=(?:because|since|as it|as the|as your)\b)",
     re.IGNORECASE,
 )
