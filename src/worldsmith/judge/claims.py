@@ -348,9 +348,10 @@ class _Reader:
         code = v.kind == "id" or (v.kind == "number" and not v.money and abs(_num(v)) >= 100 and not v.places)
         if not code or not self.clause.asserts or tried or bare(v.raw) in self.ev.world_text:
             return False
-        if v.kind == "id" and (self.ev.key_by_digits(v.raw) or any(bare(k) in bare(v.raw) for k in self.ev.records)):
-            return False  # a key misspelt ("order-6401" for ord-6401) or dressed ("customer-cus-2103")
-        return True
+        # not a key misspelt ("order-6401" for ord-6401) or dressed ("customer-cus-2103")
+        return not (
+            v.kind == "id" and (self.ev.key_by_digits(v.raw) or any(bare(k) in bare(v.raw) for k in self.ev.records))
+        )
 
     def _weekday(self, v: Value) -> None:
         m = re.search(r"\b([A-Za-z]{3,9})\.?,?\s*(?:the\s+)?$", self.text[: v.start])
@@ -418,13 +419,14 @@ class _Reader:
                 self.add(
                     "value",
                     "contradicted",
-                    f"{said!r}: {rec.key}'s {f.replace('_', ' ')} {born} is {_days((today - born).days)} before today ({today})",
+                    f"{said!r}: {rec.key}'s {f.replace('_', ' ')} {born} is {_days((today - born).days)} "
+                    f"before today ({today})",
                 )
 
     def superlatives(self) -> None:
-        """ "The largest was Corner Grocery ($142.00)": the record a superlative names, with the amount it holds, checked
-        against the other records of its kind the reply itself lists (what "largest" ranges over: the rows the user
-        asked for, not every record a result showed)."""
+        """A superlative ("the largest was Corner Grocery ($142.00)"): the record it names, with the amount it holds,
+        checked against the other records of its kind the reply itself lists (what "largest" ranges over: the rows
+        the user asked for, not every record a result showed)."""
         m = SUPERLATIVE.search(self.low)
         if m is None:
             return
