@@ -151,6 +151,7 @@ SOURCES = {
     "capable, blind 3 (cap-blind7)": ("cap-blind7",),
     "capable, blind 4 (cap-blind8)": ("cap-blind8",),
     "capable, blind 5 (cap-blind9)": ("cap-blind9",),
+    "capable, blind 6 (cap-blind10)": ("cap-blind10",),
 }
 
 SHORT = {
@@ -166,6 +167,7 @@ SHORT = {
     "capable, blind 3 (cap-blind7)": "blind 3",
     "capable, blind 4 (cap-blind8)": "blind 4",
     "capable, blind 5 (cap-blind9)": "blind 5",
+    "capable, blind 6 (cap-blind10)": "blind 6",
 }
 
 

@@ -343,3 +343,32 @@ def test_an_amount_computed_from_the_ones_shown_is_supported():
     assert status("After the $20.00 credit, your two orders come to $180.50.") in (None, "supported")
     assert status("After the $20.00 credit, your two orders come to $190.50.") == "contradicted"
     assert status("Together $200.50; twice that would be $401.00.") in (None, "supported")
+
+
+def test_an_amount_beside_the_name_of_a_field_just_written_is_that_fields():
+    """ "A full refund of $249.00" after a cancellation whose result refunds $186.75 (249.00 is what was paid), "a late
+    fee of $1.75" after a return that added $1.50: the amount of another field, or a miscount. Not a total of several
+    records, nor another record's amount the clause names."""
+    booking = {"booking_id": "bkg-1", "amount_paid": 249.0, "status": "confirmed", "refund": 0.0}
+    cancelled = {**booking, "status": "cancelled", "refund": 186.75}
+    cancel = ("cancel_booking", {"booking_id": "bkg-1"}, cancelled)
+    world = {"bookings": [booking]}
+    user = "Please cancel booking bkg-1."
+
+    def status(reply: str) -> str | None:
+        return statuses(reply, cancel, user=user, world=world).get("value")
+
+    assert status("Done: bkg-1 is cancelled, and you'll receive a full refund of $249.00.") == "contradicted"
+    assert status("Done: bkg-1 is cancelled, and you'll receive a refund of $186.75.") in (None, "supported")
+    assert status("Done: bkg-1 is cancelled. You paid $249.00 and get $186.75 back.") in (None, "supported")
+
+
+def test_words_in_parentheses_deny_nothing():
+    """ "Refund rfd-1 for $65.00 (not as described) has been issued": the reason's "not" is no denial of the state."""
+    refund = {"refund_id": "rfd-1", "order_id": "ord-1001", "amount": 65.0, "reason": "not_as_described"}
+    refunds = ("list_order_refunds", {"order_id": "ord-1001"}, {"refunds": [{**refund, "status": "issued"}]})
+    world = {"refunds": [{**refund, "status": "issued"}], **WORLD}
+    said = statuses("Refund rfd-1 for $65.00 (not as described) has been issued.", refunds, world=world)
+    assert said.get("state") in (None, "supported"), said
+    said = statuses("Refund rfd-1 for $65.00 has not been issued.", refunds, world=world)
+    assert said.get("state") == "contradicted", said

@@ -46,12 +46,16 @@ FLOORS: dict[tuple[str, str], tuple[float, float]] = {
     ("capable, held-out 2", "lenient"): (1.0, 1.0),
     # the blind parts, written by authors who had not read the judge; each scored once (its blind figure is in
     # tests/data/judge_set/README.md), a dev part after
-    ("capable, blind 1 (cap-blind3 + 4)", "lenient"): (0.91, 1.0),
-    ("capable, blind 2 (cap-blind5 + 6)", "lenient"): (0.93, 0.99),
-    ("capable, blind 3 (cap-blind7)", "lenient"): (0.89, 0.91),
-    ("capable, blind 4 (cap-blind8)", "lenient"): (0.9, 0.96),
+    ("capable, blind 1 (cap-blind3 + 4)", "lenient"): (0.95, 1.0),
+    ("capable, blind 2 (cap-blind5 + 6)", "lenient"): (0.95, 0.99),
+    # 0.89 until 2026-12-07: one bad episode was dropped for a wrong reason ("$1.00" read as a count of renewals);
+    # an amount is no count (issue 49) and the fault it has (a day count, with no today in its prompt) is unread
+    ("capable, blind 3 (cap-blind7)", "lenient"): (0.87, 0.91),
+    ("capable, blind 4 (cap-blind8)", "lenient"): (0.92, 0.96),
     # blind (today's date in the agent's prompt): scored once at 0.809 / 0.949 (bd02986); dev since
-    ("capable, blind 5 (cap-blind9)", "lenient"): (0.82, 0.94),
+    ("capable, blind 5 (cap-blind9)", "lenient"): (0.91, 0.94),
+    # blind: scored once at 0.790 / 0.868 (8174604); dev since
+    ("capable, blind 6 (cap-blind10)", "lenient"): (0.82, 1.0),
 }
 DEFAULT_PARTS = ("a", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10")
 

@@ -114,6 +114,7 @@ def read_claims(traj: Trajectory, at: int, words: bool = True) -> list[Claim]:
         read.values()
         if not (clause.question or clause.conditional):
             read.failures()
+            read.ages()
         if clause.asserts or clause.reason:
             read.actions()
             read.states()
@@ -258,6 +259,10 @@ class _Reader:
                 rec, name, held = mine
                 self.add("value", "contradicted", f"{v.raw!r}: {rec.key}'s {name}, just written, is {held!r}")
                 continue
+            # (the user's own figure too: "$80.00 refunded" where the refund written is $65.00)
+            if v.money and not (self.clause.question or self.clause.conditional) and (wrong := self._written_amount(v)):
+                self.add("value", "contradicted", wrong)
+                continue
             if ev.seen.has(v, text[max(0, v.start - 20) : v.start]):
                 if v.money:
                     self.stated.append(abs(_num(v)))
@@ -323,6 +328,39 @@ class _Reader:
                 held = [r for r in self.subjects() for k, x in r.now.items() if "email" in k and isinstance(x, str)]
                 status = "contradicted" if held and self.clause.asserts else "unverifiable"
                 self.add("value", status, f"{email!r} appears nowhere before the reply")
+
+    def _written_amount(self, v: Value) -> str | None:
+        """An amount given right beside the name of a field a write since the user's last message returned ("a full
+        refund of $249.00", "$80.00 refunded", "a late fee of $1.75"), when that result holds another amount there and
+        no record shown holds this one in a field of that name: the amount of another field (what was paid, for what
+        was refunded) or a miscount. The name is the field's last word beside the amount, its other words anywhere
+        in the clause ("fare difference"); an amount field named only "amount" is named by its record's kind ("the
+        refund rfd-1 for $80.00")."""
+        if AGGREGATE.search(self.low):
+            return None  # "Total refund: $223.50", of two bookings
+        before, after = self.low[: v.start], self.low[v.start + len(v.raw) :]
+        amounts = [x for x in extract(self.text) if x.money and x.start != v.start]
+        for rec, doc in self.ev.just_written.values():
+            for f, held in doc.items():
+                # an amount as the worlds keep one (a decimal: 6 days late is a count)
+                if not isinstance(held, float) or _holds_value_in(held, v):
+                    continue
+                others = [r for r in self.ev.in_play() if r.collection == rec.collection and r is not rec]
+                if any(_holds_value_in(r.now.get(f), x) for r in others for x in amounts):
+                    continue  # "with the earlier $20.00, that's $80.00 refunded": the clause adds another's
+                words = [w for w in f.lower().split("_") if len(w) >= 3]
+                if not words or any(w not in self.low for w in words[:-1]):
+                    continue
+                heads = sorted(self._nouns(rec)) if words[-1] in GENERIC_AMOUNTS else [words[-1]]
+                for head in heads:
+                    label = rf"\b{re.escape(head)}(?:s|ed|d)?\b"
+                    named = r"(?:\s+[\w-]+){0,2}?\s+(?:of|for|is|was|will be|comes to)"  # "refund rfd-1 for"
+                    if not (re.search(label + rf"(?:{named})?[:\s]*$", before) or re.match(r"\s+" + label, after)):
+                        continue
+                    if any(_holds_value_in(r.now.get(f), v) for r in self.ev.in_play()):
+                        break  # another record's (an earlier refund's amount)
+                    return f"{v.raw!r}: {rec.key}'s {f.replace('_', ' ')}, just written, is {held!r}"
+        return None
 
     def _dated_by_verb(self, v: Value) -> str | None:
         """A date said of an event by the verb its records' date field is named for ("requested on March 19":
@@ -402,6 +440,13 @@ class _Reader:
                 where = "before" if gap < 0 else "after"
                 self.add("value", "contradicted", f"{said!r}: {dates[0]} is {_days(gap)} {where} today ({today})")
 
+    def ages(self) -> None:
+        """A record's age in days ("Age: 4 days", "8 days old"), checked against today's date and the date the record
+        was made (opened, placed, created): read in any clause but a question or a supposition (a ticket's subject
+        may hold a modal: "Cannot access the share (opened Sep 1, 8 days old)")."""
+        today = self.ev.today
+        if today is None:
+            return
         for m in AGE.finditer(self.low):
             n = m.group("a") or m.group("b")
             count = int(n) if n.isdigit() else DAY_COUNT_WORDS[n]
@@ -809,7 +854,8 @@ class _Reader:
                 low[max(0, m.start() - 40) : m.start()].split(" is")[0] + " ",
             ):
                 continue  # "an order is pending": a rule about any record, not a record's state
-            window = low[max(0, m.start() - 30) : m.end()]
+            # not a parenthesis' words, whole or cut at the window's start
+            window = re.sub(r"\([^)]*\)|^[^(]*\)", " ", low[max(0, m.start() - 30) : m.end()])
             negated = bool(re.search(r"\b(?:not|never|no longer)\b|n't\b", window))
             past = bool(re.search(r"\b(?:was|were|had|used to be)\b", window))
             pairs = ev.state_words[state]
@@ -928,7 +974,9 @@ class _Reader:
                 kinds = {
                     re.sub(r"[\s_-]+", "_", str(v).lower()) for v in (coll.state_fields.get(f, ()) if coll else ())
                 }
-                if len(kinds) > 1 and word not in kinds and rec.now.get(f) is not None:
+                initials = {"".join(part[0] for part in k.split("_") if part) for k in kinds if "_" in k}
+                if len(kinds) > 1 and word not in kinds | initials and rec.now.get(f) is not None:
+                    # (a kind's initials are its name too: "GP" for general_practice)
                     # a field of a few kinds given a word none of its records holds ("kind: transaction"): wrong
                     # whichever record it is said of
                     return "contradicted", f"{rec.key}'s {f.replace('_', ' ')} is {rec.now[f]!r}, not {value[:40]!r}"
@@ -1002,10 +1050,14 @@ class _Reader:
                 if id(other) in scope:
                     continue
                 for f, held in other.now.items():
-                    if not _holds_value_in(held, v):
-                        continue
+                    if not _holds_value_in(held, v) or (v.money and COUNT_FIELD.search(f)):
+                        continue  # ("$1.00" is no count of copies)
                     mine = [r for r in scope.values() if r.collection == other.collection and f in r.now]
-                    if mine:
+                    listing = any(  # "At Harbor Market: $84.20 + $61.35": the clause lists that field of several
+                        x.raw != v.raw and x.kind == v.kind and any(_holds_value_in(r.now.get(f), x) for r in mine)
+                        for x in values
+                    )
+                    if mine and not listing:
                         self.add(
                             "value",
                             "contradicted",
@@ -1126,7 +1178,7 @@ _DATE_NEAR = (
 # ("tomorrow, Wednesday, May 13", "May 13 (tomorrow)")
 DAYS_FROM_TODAY = re.compile(
     rf"\bin\s+(?P<n1>{_N})\s+days?\b(?!\s+(?:of|after|before|from\s+(?!now|today)))"
-    rf"|\b(?P<n4>{_N})\s+days?\s+(?:from\s+(?:now|today)|away|to\s+go|left|remaining)\b"
+    rf"|\b(?P<n4>{_N})\s+days?\s+(?:from\s+(?:now|today)|away|to\s+go)\b"
     rf"|\b(?P<n2>{_N})\s+days?\s+(?:ago|overdue|past\s+due)\b"
     rf"|\boverdue\s+by\s+(?P<n3>{_N})\s+days?\b"
     rf"|\b(?P<word>today|tomorrow|yesterday)\b,?\s*\(?\s*(?:{_DATE_NEAR})(?:,?\s+\d{{4}})?"
@@ -1137,6 +1189,12 @@ DAYS_FROM_TODAY = re.compile(
 SUPERLATIVE = re.compile(
     r"\b(?:(?P<most>largest|biggest|highest|most expensive|priciest|costliest)|"
     r"(?P<least>smallest|lowest|cheapest|least expensive))\b"
+)
+# a field's name that says only that it is an amount: its record's kind names it ("the refund")
+GENERIC_AMOUNTS = {"amount", "total", "price", "value", "sum"}
+# a field that counts things: an amount said is not its value
+COUNT_FIELD = re.compile(
+    r"(?:^|_)(?:copies|count|quantity|qty|seats|renewals|level|attempts|times|nights|days|available)(?:_|$)"
 )
 # a phrasal verb's particle after its object: "checked loan ln-7164 in for you now"
 SPLIT_PARTICLE = re.compile(r"^\s+(?:[\w-]+\s+){1,3}?(in|out)(?=\s*(?:$|[.,;!)]|for you\b|now\b|today\b|again\b))")

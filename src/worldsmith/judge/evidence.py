@@ -40,6 +40,11 @@ DAY_COUNT = re.compile(
 DURATION = re.compile(
     r"[\s-]*(?:business\s+|calendar\s+|working\s+)?(?:days?|nights?|weeks?|months?|years?|hours?|minutes?)\b", re.I
 )
+COUNT_WORDS = {
+    w: i + 2
+    for i, w in enumerate(["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])
+}  # "three of the five bowls": the user's count, in words
+QUANTITY = re.compile(r'"(?:quantity|qty|units|items|count|nights|seats)"\s*:\s*(\d{1,3})\b')
 MULTIPLIER = re.compile(r"\b(\d+(?:\.\d+)?)\s*(?:×|x\b|times\b)", re.IGNORECASE)
 TODAY_IS = re.compile(r"\btoday(?:'s date)?\s+is\s+([^\n]{6,40}?\d{4})", re.IGNORECASE)
 
@@ -212,12 +217,25 @@ class Seen:
     def derived(self) -> list[Decimal]:
         """Sorted: the numbers seen, their pairwise sums and differences, count or percent times a number, sums of
         three numbers of one message, and each number column's total and mean over a listed result."""
+        return sorted(self._derived[0])
+
+    @cached_property
+    def derived_amounts(self) -> list[Decimal]:
+        """`derived` without the products of two small counts (5 × 5 is no fee of $25)."""
+        out, counts = self._derived
+        return sorted(out - counts)
+
+    @cached_property
+    def _derived(self) -> tuple[set[Decimal], set[Decimal]]:
         ops = sorted({n for group in self.operands for n in group})[:MAX_NUMBERS]
         out = set(ops)
+        counts: set[Decimal] = set()  # products of two small whole numbers, and nothing else
         for a, b in combinations_with_replacement(ops, 2):
             out |= {a + b, abs(a - b), a * b / 100}
             if min(a, b) <= 12 and min(a, b) == min(a, b).to_integral_value():
                 out.add(a * b)  # 3 bags at $35
+                if max(a, b) <= 12 and max(a, b) == max(a, b).to_integral_value():
+                    counts.add(a * b)
             if b and a:
                 out |= {p for p in (_share(a, b), _share(b, a)) if p is not None}
         for group in self.operands:
@@ -230,7 +248,8 @@ class Seen:
                     if len(column) >= 2:
                         out |= {abs(sum(column)), abs(sum(column) / len(column)).quantize(Decimal("0.01"))}
                         out |= {max(column) - min(column)}
-        return sorted(out)
+        counts -= {n for group in self.operands for n in group}
+        return out, counts
 
     @cached_property
     def dates(self) -> list[dt.date]:
@@ -332,8 +351,9 @@ class Seen:
     def amount_derived(self) -> list[Decimal]:
         """Sorted: the amounts a reply may compute beyond `derived`: the total of any of a listed result's rows
         (the orders that were not cancelled, the payments of the last 30 days; a list of at most 16 rows), an amount
-        times a count of days between two dates shown (a late fee per day), and an amount times a multiplier the
-        conversation or the policy states ("business costs 2.5 times as much")."""
+        times a count of days between two dates shown (a late fee per day), an amount times a multiplier the
+        conversation or the policy states ("business costs 2.5 times as much"), and an amount shared exactly by a
+        result's quantity (a unit price)."""
         out: set[Decimal] = set()
         for text in self.texts:
             for rows in listed_rows(_parsed(text)):
@@ -352,6 +372,9 @@ class Seen:
             factors |= {Decimal(m) for m in MULTIPLIER.findall(text)}
             factors |= {Decimal(2) for _ in re.finditer(r"\b(?:twice|double)\b", text, re.I)}
         out |= {a * f for a in amounts for f in factors}
+        # a unit price: an amount over a count shown (an order of 4 bowls for $149.00: $37.25 a bowl), when exact
+        counts = {Decimal(n) for text in self.texts for n in re.findall(QUANTITY, text) if 1 < int(n) <= 100}
+        out |= {a / k for a in amounts for k in counts if (a * 100) % k == 0}
         return sorted(out)
 
     @cached_property
@@ -382,6 +405,7 @@ class Seen:
             return True
         others = {x for group in self.operands for x in group} | set(stated)
         steps = self.day_steps | {x for x in others if x == x.to_integral_value() and x <= 12}
+        steps |= {Decimal(COUNT_WORDS[w]) for w in re.findall(r"[a-z]+", self.asked.lower()) if w in COUNT_WORDS}
         for a in stated:
             if any(abs(a + b - n) <= tolerance or abs(abs(a - b) - n) <= tolerance for b in others):
                 return True
@@ -400,7 +424,9 @@ class Seen:
         if v.kind == "time":
             return bool(v.forms & self.forms)
         n = abs(num(v))
-        if n in self.numbers or _near(self.derived, n, Decimal(1).scaleb(-v.places) / 2):
+        if n in self.numbers or _near(
+            self.derived_amounts if v.money else self.derived, n, Decimal(1).scaleb(-v.places) / 2
+        ):
             return True
         zeros = len(str(int(n))) - len(str(int(n)).rstrip("0")) if n == n.to_integral_value() and n else 0
         if zeros and v.places == 0 and APPROXIMATE.search(before):  # "about $17,000" for 17,021

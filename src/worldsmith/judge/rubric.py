@@ -17,6 +17,7 @@ its goal been met yet?), so all three read a criterion the same way.
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
 import re
 from typing import Any
@@ -291,7 +292,49 @@ def _picks_record(traj: Trajectory, call_id: str, reply: str) -> bool:
             own_words = set(re.findall(r"[a-z]{4,}", str(value).lower()))
             if said & (own_words - {w for t in theirs for w in re.findall(r"[a-z]{4,}", t.lower())}):
                 return True
+        # by what its own records hold and only it: "the October one" (its flight leaves in October), "the Thursday
+        # afternoon one"
+        index = _records_by_key(traj.world_states.initial)
+        theirs = set().union(*(_traits(o, index) for o in others))
+        if said & (_traits(own[0], index) - theirs):
+            return True
     return False
+
+
+def _records_by_key(state: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every record of a state by its key: its first value that looks like one ("fl-7445"; a record's own id comes
+    before the ids it refers to)."""
+    out: dict[str, dict[str, Any]] = {}
+    for rows in state.values():
+        for r in rows if isinstance(rows, list) else []:
+            if isinstance(r, dict):
+                key = next((v for v in r.values() if isinstance(v, str) and re.fullmatch(r"[A-Za-z]+[-_]\d+", v)), None)
+                if key:
+                    out.setdefault(key, r)
+    return out
+
+
+def _traits(record: dict[str, Any], index: dict[str, dict[str, Any]], depth: int = 1) -> set[str]:
+    """The words a person may pick a record by: its values' words, a date's month and weekday, a time's part of the
+    day, and the same of the records it refers to (a booking's flight)."""
+    out: set[str] = set()
+    for value in record.values():
+        if not isinstance(value, str):
+            continue
+        out |= set(re.findall(r"[a-z]{4,}", value.lower()))
+        m = re.match(r"(\d{4})-(\d\d)-(\d\d)(?:[T ](\d\d):\d\d)?", value)
+        if m:
+            try:
+                day = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            except ValueError:
+                continue
+            out |= {day.strftime("%B").lower(), day.strftime("%A").lower()}
+            if m.group(4):
+                hour = int(m.group(4))
+                out.add("morning" if hour < 12 else "afternoon" if hour < 17 else "evening")
+        elif depth and value in index and index[value] is not record:
+            out |= _traits(index[value], index, depth - 1)
+    return out
 
 
 def _message_of(traj: Trajectory, call_id: str) -> int:

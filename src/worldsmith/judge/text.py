@@ -170,7 +170,8 @@ def clauses(reply: str) -> list[Clause]:
                         conditional=bool(CONDITIONAL.match(text)),
                         modal=bool(MODAL.search(RELATIVE.sub("", text))),
                         advice=bool(ADVICE.match(text)),
-                        negated=bool(NEGATION.search(text)),
+                        # not a parenthesis' words: "refund rfd-1 (not as described) has been issued" denies nothing
+                        negated=bool(NEGATION.search(re.sub(r"\([^)]*\)", " ", text))),
                         reason=reason,
                         structured=structured,
                     )
