@@ -372,3 +372,31 @@ def test_words_in_parentheses_deny_nothing():
     assert said.get("state") in (None, "supported"), said
     said = statuses("Refund rfd-1 for $65.00 has not been issued.", refunds, world=world)
     assert said.get("state") == "contradicted", said
+
+
+def test_a_count_of_records_in_a_state_is_the_count_the_results_show_in_it():
+    """ "Your account already has 4 open disputes, and 3 is the most": the list shows 3 disputed payments (its other 4
+    rows are not disputes, so 4 is no count of them)."""
+    rows = [
+        {"transaction_id": f"txn-{i}", "amount": 10.0 + i, "status": "disputed" if i < 3 else "posted"}
+        for i in range(7)
+    ]
+    listing = ("list_account_transactions", {"account_id": "acc-1"}, {"transactions": rows})
+    world = {"transactions": rows}
+    said = statuses(
+        "Your account already has 4 open disputes, and 3 is the most an account can have.", listing, world=world
+    )
+    assert said.get("count") == "contradicted", said
+    said = statuses(
+        "Your account already has 3 open disputes, and 3 is the most an account can have.", listing, world=world
+    )
+    assert said.get("count") in (None, "supported"), said
+
+
+def test_a_state_reached_by_this_episodes_call_was_reached_today():
+    """A date given to the cancellation this episode's call made ("cancelled on 2026-03-02", the day the order was
+    placed): the cancellation is today's (March 5)."""
+    said = statuses("Order ord-1001 was cancelled on 2026-03-02.", GET, CANCEL)
+    assert said.get("value") == "contradicted", said
+    said = statuses("Order ord-1001 was cancelled on 2026-03-05.", GET, CANCEL)
+    assert said.get("value") in (None, "supported"), said

@@ -39,6 +39,9 @@ FLOORS: dict[tuple[str, str], tuple[float, float]] = {
     # blind, three fresh default runs (Z1-Z3, ec9f8dc): scored once at 0.899 / 0.993 by the judge that ran in them; dev
     # since
     ("a14", "strict"): (0.91, 0.99),
+    # blind, three fresh default runs with today's date in the prompt (Q1-Q3, 99240ad): scored once at 0.904 / 0.993 by
+    # the judge that ran in them; dev since
+    ("a15", "strict"): (0.91, 0.99),
     ("default policy, all parts", "strict"): (0.85, 0.91),
     # a capable model's good and bad work under lenient (dev: the judge was built looking at them)
     ("capable, dev (b + c)", "lenient"): (1.0, 1.0),

@@ -374,6 +374,17 @@ class _Reader:
             (r, f) for r in self.ev.in_play() for f in r.now if f.lower() != "id" and stem(f.split("_")[0]) == verb
         ]
         dated = [(r, f) for r, f in holders if _same_kind(v, r.now[f])]
+        if not holders and (today := self.ev.today):
+            # no field dates it, but a call of this episode brought the record spoken of to that state: today
+            reached = [
+                r
+                for r in self.subjects()
+                for f, x in r.now.items()
+                if _state_stem(x) == verb and _state_stem(r.versions[0].get(f)) != verb
+            ]
+            if reached and not v.forms & {f"date:{today.isoformat()}", f"day:{today.isoformat()[5:]}"}:
+                return f"{v.raw!r}: {reached[0].key} was {m.group(1)} today ({today}), by this episode's call"
+            return None
         if not dated or any(_holds_value_in(x, v) for r, f in dated for x in r.values(f, ever=True)):
             return None
         rec, f = dated[0]
@@ -865,7 +876,8 @@ class _Reader:
                 continue
             held = [r for r in recs if _holds(r, state, ever=past)]
             if negated:
-                if past or re.search(r"\byet\b", low) or not _keys_in(self.text, ev):
+                alone = len(recs) == 1 and len(ev.in_play(recs[0].collection)) == 1  # "the post": the only one shown
+                if past or re.search(r"\byet\b", low) or not (_keys_in(self.text, ev) or alone):
                     continue  # "had not been marked as processing yet": then; "the other order isn't": which?
                 if held and len(held) == len(recs):
                     self.add("state", "contradicted", f"{state!r} denied, but {held[0].key} is {state}")
@@ -1077,6 +1089,11 @@ class _Reader:
             if collection and n > 1 and re.search(rf"\b{re.escape(one)}\s+(?:is|was)\s+$", low[: m.start()]):
                 # "the data team's project is 5 projects": one record is no count of its kind
                 self.add("count", "contradicted", f"one {one} said to be {m.group(0)!r}")
+                continue
+            in_state = None if collection else _state_counts(noun, ev)
+            if in_state is not None and n not in in_state and not _said_count(n, noun, ev):
+                # "4 open disputes" where 3 rows of the list are disputed: a count of a state's records
+                self.add("count", "contradicted", f"{m.group(0)!r}: the results show {sorted(in_state)} {noun}")
                 continue
             whole = bool(TOTAL.search(low[max(0, m.start() - 14) : m.end() + 14]))
             if n in (ev.totals_of(collection) if whole else ev.counts) or _said_count(n, noun, ev):
@@ -1634,6 +1651,25 @@ def _count_value(n: str) -> int | None:
 
 def _is_item_number(low: str, m: re.Match) -> bool:
     return bool(re.match(r"\s*\d{1,2}[.)]\s*$", low[: m.end("n")])) or low[m.end("n") : m.end("n") + 1] in ".)"
+
+
+def _state_counts(noun: str, ev: Evidence) -> set[int] | None:
+    """How many records of each listed result hold the state a noun names ("disputes": the rows whose status is
+    disputed), with the records in play that hold it; None when no shown value is that state."""
+    want = stem(singular(noun))
+    out: set[int] = set()
+    for _, rows in ev.listed:
+        for f in {f for r in rows for f, x in r.items() if isinstance(x, str)}:
+            held = [r for r in rows if isinstance(r.get(f), str) and _state_stem(r[f]) == want]
+            if held:
+                out.add(len(held))
+                out.add(sum(1 for r in ev.in_play() for c in r.current() if _state_stem(c.get(f)) == want))
+    return out or None
+
+
+def _state_stem(value: Any) -> str | None:
+    """The stem of a one-word state value ("disputed": "disput"); None for any other value."""
+    return stem(value) if isinstance(value, str) and re.fullmatch(r"[a-z]+", value) else None
 
 
 def _said_count(n: int, noun: str, ev: Evidence) -> bool:

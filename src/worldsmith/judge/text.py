@@ -19,7 +19,7 @@ SENTENCE_END = re.compile(r"(?<=[.!?])[)\"'”’]*\s+(?=[\"'“‘(*_]*(?:[A-Z0
 CLAUSE_BREAK = re.compile(
     r"\s*;\s*|\s+[—–]\s+|\s+-\s+(?=[A-Za-z])"
     r"|,?\s+(?:but|so|yet|however|although|though|whereas|while)\s+"
-    r"|,\s+and\s+(?=(?:i|we|you|it|they|he|she|your|the|this|that|these|those|its|their)\b)"
+    r"|,\s+and\s+(?=(?:i|we|you|it|they|he|she|your|the|this|that|these|those|its|their|\d+\s+(?:is|are))\b)"
     r"|\s+and\s+(?=(?:i|we)\b)"
     # "have been ordered and will arrive in a week": the act is stated as done, the arrival is the modal part
     r"|(?<=ed|en)\s+and\s+(?=(?:will|should|would|can|may|might)\s)"
