@@ -51,7 +51,7 @@ from functools import cache
 from typing import Any, Literal
 
 from worldsmith.judge.answers import Value, bare, extract
-from worldsmith.judge.evidence import Evidence, Rec, singular, stem, words_of
+from worldsmith.judge.evidence import DAY_COUNT_WORDS, Evidence, Rec, is_number, singular, stem, words_of
 from worldsmith.judge.text import Clause, clauses, marked_lines
 from worldsmith.judge.words import (
     ACTION_GROUPS,
@@ -341,11 +341,11 @@ class _Reader:
         before, after = self.low[: v.start], self.low[v.start + len(v.raw) :]
         amounts = [x for x in extract(self.text) if x.money and x.start != v.start]
         for rec, doc in self.ev.just_written.values():
+            others = [r for r in self.ev.in_play() if r.collection == rec.collection and r is not rec]
             for f, held in doc.items():
                 # an amount as the worlds keep one (a decimal: 6 days late is a count)
                 if not isinstance(held, float) or _holds_value_in(held, v):
                     continue
-                others = [r for r in self.ev.in_play() if r.collection == rec.collection and r is not rec]
                 if any(_holds_value_in(r.now.get(f), x) for r in others for x in amounts):
                     continue  # "with the earlier $20.00, that's $80.00 refunded": the clause adds another's
                 words = [w for w in f.lower().split("_") if len(w) >= 3]
@@ -502,7 +502,7 @@ class _Reader:
             for line, row in marked_lines(reply)
             if row
             for r in [*(ev.records[k] for k in _keys_in(line, ev)), *_named_by_value(line, ev)]
-            if r.collection == rec.collection and _is_amount(r.now.get(field))
+            if r.collection == rec.collection and is_number(r.now.get(field))
         }
         if len(listed) < 2 or rec.key not in listed:
             return
@@ -1043,12 +1043,11 @@ class _Reader:
         if self.clause.structured:  # a row named by its book's title speaks of the loan of that book too
             for r in _referring(named, ev):
                 scope.setdefault(id(r), r)
-        values = [v for v in extract(self.text) if v.kind in ("date", "time", "id") or (v.kind == "number" and v.money)]
+        stated = extract(self.text)
+        values = [v for v in stated if v.kind in ("date", "time", "id") or (v.kind == "number" and v.money)]
         values = [v for v in values if not (v.kind == "id" and v.raw in ev.records)]
         # a code of digits is a value too: a card's last four ("ending 9215"), not a count
-        values += [
-            v for v in extract(self.text) if v.kind == "number" and not v.money and len(v.raw) >= 4 and v.raw.isdigit()
-        ]
+        values += [v for v in stated if v.kind == "number" and not v.money and len(v.raw) >= 4 and v.raw.isdigit()]
         # an email, or a table cell's whole text, is a value too ("Raised by: kenji.mori@corp.example")
         cell = re.match(r"^[A-Za-z][\w ]{0,30}:\s*(.+)$", self.text) if self.clause.structured else None
         cells = [cell.group(1).strip(), re.sub(r"\s*\([^)]*\)", "", cell.group(1)).strip()] if cell else []
@@ -1176,15 +1175,6 @@ class _Reader:
 
 # ------------------------------------------------------------------ patterns
 
-DAY_COUNT_WORDS = {
-    w: i
-    for i, w in enumerate(
-        (
-            *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"),
-            *("twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"),
-        )
-    )
-}
 _N = r"(?:\d{1,3}|" + "|".join(DAY_COUNT_WORDS) + ")"
 _DATE_NEAR = (
     r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day,?\s+)?"
@@ -1495,10 +1485,6 @@ def _name_in_words(value: str) -> bool:
     """A name said in words ("Corner Grocery"), not a number, a date or a code (read once per value: every table row
     asks)."""
     return bool(re.search(r"[A-Za-z]{3}", value)) and not extract(value)
-
-
-def _is_amount(x: Any) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool)
 
 
 def _named_by_value(text: str, ev: Evidence, words: bool = False) -> list[Rec]:

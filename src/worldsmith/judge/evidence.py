@@ -40,10 +40,16 @@ DAY_COUNT = re.compile(
 DURATION = re.compile(
     r"[\s-]*(?:business\s+|calendar\s+|working\s+)?(?:days?|nights?|weeks?|months?|years?|hours?|minutes?)\b", re.I
 )
-COUNT_WORDS = {
-    w: i + 2
-    for i, w in enumerate(["two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])
-}  # "three of the five bowls": the user's count, in words
+# a count in words: "three of the five bowls", "nine days overdue"
+DAY_COUNT_WORDS = {
+    w: i
+    for i, w in enumerate(
+        (
+            *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven"),
+            *("twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"),
+        )
+    )
+}
 QUANTITY = re.compile(r'"(?:quantity|qty|units|items|count|nights|seats)"\s*:\s*(\d{1,3})\b')
 MULTIPLIER = re.compile(r"\b(\d+(?:\.\d+)?)\s*(?:×|x\b|times\b)", re.IGNORECASE)
 TODAY_IS = re.compile(r"\btoday(?:'s date)?\s+is\s+([^\n]{6,40}?\d{4})", re.IGNORECASE)
@@ -227,7 +233,7 @@ class Seen:
 
     @cached_property
     def _derived(self) -> tuple[set[Decimal], set[Decimal]]:
-        ops = sorted({n for group in self.operands for n in group})[:MAX_NUMBERS]
+        ops = self.flat_operands[:MAX_NUMBERS]
         out = set(ops)
         counts: set[Decimal] = set()  # products of two small whole numbers, and nothing else
         for a, b in combinations_with_replacement(ops, 2):
@@ -243,12 +249,12 @@ class Seen:
                 out |= {a + b + c for a, b, c in combinations(group, 3)}
         for text in self.texts:
             for rows in listed_rows(_parsed(text)):
-                for k in {k for r in rows for k, x in r.items() if _is_number(x)}:
-                    column = [Decimal(str(r[k])) for r in rows if _is_number(r.get(k))]
+                for k in {k for r in rows for k, x in r.items() if is_number(x)}:
+                    column = [Decimal(str(r[k])) for r in rows if is_number(r.get(k))]
                     if len(column) >= 2:
                         out |= {abs(sum(column)), abs(sum(column) / len(column)).quantize(Decimal("0.01"))}
                         out |= {max(column) - min(column)}
-        counts -= {n for group in self.operands for n in group}
+        counts -= set(self.flat_operands)
         return out, counts
 
     @cached_property
@@ -260,30 +266,20 @@ class Seen:
         """The counts of days a date may be moved by: one (the day before, the next day), a week, every count of
         days, nights or weeks said ("a 30-day window", "within 60 days", "7 to 21 days"), and the policy's small
         counts (the SLA's "critical 1, high 2, medium 5, low 10" days)."""
-        counts = {1, 7}
-        for text in (*self.texts, self.rules):
-            for m in DAY_COUNT.finditer(text):
-                unit = 7 if m.group("unit").lower().startswith("week") else 1
-                counts |= {int(g) * unit for g in (m.group("a"), m.group("b")) if g}
+        counts = {1, 7, *_days_said(self.rules, ranges=True, fields=False)}
+        for text in self.texts:
+            counts |= _days_said(text, ranges=True)
         rules = self.rules
         for v in extract(rules):  # not the day of a date ("Today is Thursday, March 5")
             if v.kind in ("date", "time"):
                 rules = rules.replace(v.raw, " ")
         counts |= {int(n) for n in re.findall(r"(?<![\d.:$])\b(\d{1,2})\b(?![.:]\d)", rules)}
-        for text in self.texts:  # a result's count of days: {"days_late": 6}
-            counts |= {int(n) for n in re.findall(r'"\w*days?\w*"\s*:\s*(\d{1,3})\b', text)}
         return {n for n in counts if 0 < n <= 400}
 
     @cached_property
     def said_day_counts(self) -> set[int]:
         """The counts of days the conversation itself gives (not the policy): "the last 30 days", {"days_late": 6}."""
-        counts = set()
-        for text in self.texts[1:] if self.rules else self.texts:
-            counts |= {
-                int(m.group("b")) * (7 if m.group("unit").lower().startswith("week") else 1)
-                for m in DAY_COUNT.finditer(text)
-            }
-            counts |= {int(n) for n in re.findall(r'"\w*days?\w*"\s*:\s*(\d{1,3})\b', text)}
+        counts = set().union(*(_days_said(t, ranges=False) for t in (self.texts[1:] if self.rules else self.texts)))
         return {n for n in counts if 0 < n <= 400}
 
     @cached_property
@@ -359,14 +355,14 @@ class Seen:
             for rows in listed_rows(_parsed(text)):
                 if len(rows) > 16:
                     continue
-                for k in {k for r in rows for k, x in r.items() if _is_number(x)}:
+                for k in {k for r in rows for k, x in r.items() if is_number(x)}:
                     sums = {Decimal(0)}
                     for r in rows:
-                        if _is_number(r.get(k)):
+                        if is_number(r.get(k)):
                             x = Decimal(str(r[k]))
                             sums |= {s + x for s in sums}
                     out |= {abs(s) for s in sums}
-        amounts = sorted({n for group in self.operands for n in group if n})[:MAX_NUMBERS]
+        amounts = [n for n in self.flat_operands if n][:MAX_NUMBERS]
         factors = set(self.day_steps)
         for text in (*self.texts, self.rules):
             factors |= {Decimal(m) for m in MULTIPLIER.findall(text)}
@@ -381,13 +377,26 @@ class Seen:
     def amount_triples(self) -> list[Decimal]:
         """Sorted: a ± b ± c over three different numbers (an order's amount less two refunds), where the numbers
         shown are few enough (at most 40) to combine."""
-        ops = sorted({n for group in self.operands for n in group if n > 1})
+        ops = [n for n in self.flat_operands if n > 1]
         if len(ops) > 40:
             return []
         out = set()
         for a, b, c in combinations(ops, 3):
             out |= {abs(x) for x in (a + b - c, a - b + c, -a + b + c, a - b - c, b - a - c, c - a - b)}
         return sorted(out)
+
+    @cached_property
+    def flat_operands(self) -> list[Decimal]:
+        """Sorted: every number arithmetic may combine, from all the texts."""
+        return sorted({n for group in self.operands for n in group})
+
+    @cached_property
+    def steps(self) -> set[Decimal]:
+        """What an amount the reply computed may be multiplied by: a count of days (`day_steps`), a small whole number
+        shown, a count the user gives in words ("three of the five bowls")."""
+        small = {x for x in self.flat_operands if x == x.to_integral_value() and x <= 12}
+        said = {Decimal(DAY_COUNT_WORDS[w]) for w in re.findall(r"[a-z]+", self.asked.lower()) if w in DAY_COUNT_WORDS}
+        return self.day_steps | small | {x for x in said if 2 <= x <= 12}
 
     def computes(self, v: Value, stated: list[Decimal] = (), past: bool = False) -> bool:
         """Whether the date, time or amount `v`, not itself shown, is what a plain computation over the shown values
@@ -403,9 +412,9 @@ class Seen:
         n, tolerance = abs(num(v)), Decimal(1).scaleb(-v.places) / 2
         if _near(self.amount_derived, n, tolerance) or _near(self.amount_triples, n, tolerance):
             return True
-        others = {x for group in self.operands for x in group} | set(stated)
-        steps = self.day_steps | {x for x in others if x == x.to_integral_value() and x <= 12}
-        steps |= {Decimal(COUNT_WORDS[w]) for w in re.findall(r"[a-z]+", self.asked.lower()) if w in COUNT_WORDS}
+        others = set(self.flat_operands) | set(stated)
+        steps = self.steps | {x for x in stated if x == x.to_integral_value() and x <= 12}
+
         for a in stated:
             if any(abs(a + b - n) <= tolerance or abs(abs(a - b) - n) <= tolerance for b in others):
                 return True
@@ -439,7 +448,19 @@ APPROXIMATE = re.compile(
 )
 
 
-def _is_number(x: Any) -> bool:
+def _days_said(text: str, ranges: bool, fields: bool = True) -> set[int]:
+    """The counts of days, nights or weeks a text says ("within 60 days", "a 2-week stay"; `ranges`: both ends of
+    "7 to 21 days"), and (`fields`) a result's count of days ({"days_late": 6})."""
+    out = set()
+    for m in DAY_COUNT.finditer(text):
+        unit = 7 if m.group("unit").lower().startswith("week") else 1
+        out |= {int(g) * unit for g in ((m.group("a"), m.group("b")) if ranges else (m.group("b"),)) if g}
+    if fields:
+        out |= {int(n) for n in re.findall(r'"\w*days?\w*"\s*:\s*(\d{1,3})\b', text)}
+    return out
+
+
+def is_number(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool)
 
 
