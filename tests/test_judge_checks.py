@@ -400,3 +400,11 @@ def test_a_state_reached_by_this_episodes_call_was_reached_today():
     assert said.get("value") == "contradicted", said
     said = statuses("Order ord-1001 was cancelled on 2026-03-05.", GET, CANCEL)
     assert said.get("value") in (None, "supported"), said
+
+
+def test_a_clause_after_and_a_number_is_a_statement_of_its_own():
+    """ ", and 3 is the most an account can have": the rule's modal does not make the count before it a possibility."""
+    from worldsmith.judge.text import clauses
+
+    first = clauses("Your account already has 4 open disputes, and 3 is the most an account can have.")[0]
+    assert first.text == "Your account already has 4 open disputes" and first.asserts, first
